@@ -1,0 +1,908 @@
+/* stenc-gen: the second pass.  For every kernel and reduction it builds the
+ * loop jobs (box, interior box, branch-free interior body, guarded or
+ * boundary-mapped border body), derives the adjoint (gather form, symbolic
+ * partials with shared subexpressions), and writes them as an m4 instance
+ * file that the backend templates (m4/backend_*.m4) turn into C and CUDA. */
+#include "gen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *buf;
+    size_t len;
+    FILE *f;
+} Str;
+
+static void str_open(Str *s) { s->buf = NULL; s->len = 0; s->f = open_memstream(&s->buf, &s->len); }
+static char *str_close(Str *s) { fclose(s->f); return s->buf; }
+
+/* An extended view of the stencil: arrays [0, narr) are the user's, arrays
+ * [narr, 2*narr) their adjoints (NAME_bar / NAME_grad). */
+typedef struct {
+    Stencil s;
+    int nuser;
+    const char *names[2 * MAXARR];
+    char namebuf[2 * MAXARR][MAXNAME + 8];
+} Ext;
+
+static void ext_init(Ext *E, const Stencil *s, const char *suffix)
+{
+    E->s = *s;
+    E->nuser = s->narr;
+    for (int a = 0; a < s->narr; ++a) {
+        snprintf(E->namebuf[a], sizeof E->namebuf[a], "%s", s->arr[a].name);
+        snprintf(E->namebuf[s->narr + a], sizeof E->namebuf[0], "%s_%s", s->arr[a].name, suffix);
+        E->s.arr[s->narr + a] = s->arr[a];
+        strcpy(E->s.arr[s->narr + a].name, E->namebuf[s->narr + a]);
+    }
+    for (int a = 0; a < 2 * s->narr; ++a) E->names[a] = E->namebuf[a];
+    E->s.narr = 2 * s->narr;
+}
+
+static void print_quoted(FILE *f, const char *text) { fprintf(f, "[[%s]]", text ? text : ""); }
+
+static const char *func_base(const Stencil *s, const char *name, char *buf, size_t n)
+{
+    if (strcmp(name, s->name) == 0) snprintf(buf, n, "%s", s->name);
+    else snprintf(buf, n, "%s_%s", s->name, name);
+    return buf;
+}
+
+/* ---- pieces shared by entry points ---- */
+
+static void extent_c(FILE *f, int d, long e)
+{
+    if (e) fprintf(f, "(st_n%d%+ld)", d, e);
+    else fprintf(f, "st_n%d", d);
+}
+
+static void extent_doc(FILE *f, const Stencil *s, const Array *a)
+{
+    fprintf(f, "(");
+    for (int d = 0; d < s->dims; ++d) {
+        if (d) fprintf(f, ", ");
+        if (a->ext[d]) fprintf(f, "%s%+ld", dimn(d), a->ext[d]);
+        else fprintf(f, "%s", dimn(d));
+    }
+    fprintf(f, ")");
+}
+
+/* sizes as parameters, then as ptrdiff_t locals */
+static void args_sizes(FILE *f, int D)
+{
+    for (int d = 0; d < D; ++d) fprintf(f, "%ssize_t %s", d ? ", " : "", dimn(d));
+}
+
+static void setup_sizes(FILE *f, int D)
+{
+    for (int d = 0; d < D; ++d)
+        fprintf(f, "    const ptrdiff_t st_n%d = (ptrdiff_t)%s; (void)st_n%d;\n", d, dimn(d), d);
+}
+
+static void setup_strides(FILE *f, const Stencil *s, int a, const char *name)
+{
+    for (int d = 0; d + 1 < s->dims; ++d) {
+        fprintf(f, "    const ptrdiff_t %s_s%d = ", name, d);
+        extent_c(f, d, s->arr[a].ext[d]);
+        fprintf(f, "; (void)%s_s%d;\n", name, d);
+    }
+}
+
+/* checks: sizes small enough for ptrdiff_t arithmetic, minimum grid */
+static void checks_sizes(FILE *f, int D, const long *minn, int mode_dep, const long *minvalid)
+{
+    fprintf(f, "    if (");
+    for (int d = 0; d < D; ++d) fprintf(f, "%s%s > (size_t)PTRDIFF_MAX / 4", d ? " || " : "", dimn(d));
+    fprintf(f, ") return STENC_ERR_OVERFLOW;\n");
+    if (mode_dep) {
+        fprintf(f, "    if (mode != STENC_VALID && mode != STENC_NEUMANN && mode != STENC_PERIODIC) return STENC_ERR_MODE;\n");
+        fprintf(f, "    if (");
+        for (int d = 0; d < D; ++d)
+            fprintf(f, "%s%s < (mode == STENC_VALID ? (size_t)%ld : (size_t)%ld)", d ? " || " : "", dimn(d),
+                    minvalid[d], minn[d]);
+        fprintf(f, ") return STENC_ERR_GRID;\n");
+    } else {
+        fprintf(f, "    if (");
+        for (int d = 0; d < D; ++d) fprintf(f, "%s%s < (size_t)%ld", d ? " || " : "", dimn(d), minn[d]);
+        fprintf(f, ") return STENC_ERR_GRID;\n");
+    }
+}
+
+/* element count of array a into st_c_<name>, with overflow check */
+static void checks_count(FILE *f, const Stencil *s, int a, const char *name)
+{
+    fprintf(f, "    size_t st_c_%s;\n    { size_t st_e[3] = {", name);
+    for (int d = 0; d < s->dims; ++d) {
+        if (d) fprintf(f, ", ");
+        if (s->arr[a].ext[d]) fprintf(f, "(size_t)(st_n%d%+ld)", d, s->arr[a].ext[d]);
+        else fprintf(f, "(size_t)st_n%d", d);
+    }
+    fprintf(f, "};\n      if (stenc_checked_count(%d, st_e, sizeof(stn_real), &st_c_%s) != STENC_OK) return STENC_ERR_OVERFLOW; }\n",
+            s->dims, name);
+}
+
+static void checks_null(FILE *f, const char *name)
+{
+    fprintf(f, "    if (!%s) return STENC_ERR_NULL;\n", name);
+}
+
+static void checks_alias(FILE *f, const char *out, const char *other)
+{
+    fprintf(f, "    if (stenc_overlap(%s, st_c_%s * sizeof(stn_real), %s, st_c_%s * sizeof(stn_real))) return STENC_ERR_ALIAS;\n",
+            out, out, other, other);
+}
+
+static void point_index(FILE *f, const Stencil *s, const char *name, const char *var)
+{
+    /* const ptrdiff_t var = i + name_s0*(j + name_s1*k); */
+    fprintf(f, "const ptrdiff_t %s = i", var);
+    if (s->dims >= 2) fprintf(f, " + %s_s0*(j", name);
+    if (s->dims == 3) fprintf(f, " + %s_s1*k", name);
+    if (s->dims >= 2) fprintf(f, ")");
+    fprintf(f, ";");
+}
+
+/* A loop job written as stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER). */
+static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
+{
+    fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
+    print_quoted(out, box);
+    fprintf(out, ",\n");
+    print_quoted(out, interior);
+    fprintf(out, ",\n");
+    print_quoted(out, border);
+    fprintf(out, ")\n");
+}
+
+/* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
+static void entry_pieces(FILE *out, const char *args, const char *checks, const char *setup)
+{
+    print_quoted(out, args);
+    fprintf(out, ",\n[[");
+    /* names: the identifier at the end of each comma-separated item */
+    const char *p = args;
+    int first = 1;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        if (!e) e = p + strlen(p);
+        const char *q = e;
+        while (q > p && (q[-1] == ' ')) --q;
+        const char *b = q;
+        while (b > p && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') || (b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= '0' && b[-1] <= '9'))) --b;
+        fprintf(out, "%s%.*s", first ? "" : ", ", (int)(q - b), b);
+        first = 0;
+        p = *e ? e + 1 : e;
+    }
+    fprintf(out, "]],\n");
+    /* CHECKS starts with the size locals: they become SIZES */
+    const char *c = checks;
+    while (strncmp(c, "    const ptrdiff_t st_n", 24) == 0) {
+        const char *nl = strchr(c, '\n');
+        if (!nl) break;
+        c = nl + 1;
+    }
+    fprintf(out, "[[%.*s]],\n", (int)(c - checks), checks);
+    print_quoted(out, c);
+    fprintf(out, ",\n");
+    print_quoted(out, setup);
+}
+
+static void entry_begin(FILE *out, const char *base, const char *kind, int D)
+{
+    fprintf(out, "stn_entry([[%s_%dd]], [[%s]], %d,\n", base, D, kind, D);
+}
+
+/* ---- array kernels: forward update ---- */
+
+static void stmt_box_hi(FILE *f, const Stmt *st, int d)
+{
+    if (st->loop[d]) extent_c(f, d, st->hi[d]);
+    else fprintf(f, "1");
+}
+
+/* kernel arguments: which arrays are read / written / params used */
+static void kernel_usage(const Stencil *s, const Kernel *k, int *reads, int *writes, int *params)
+{
+    for (int a = 0; a < s->narr; ++a) { reads[a] = 0; writes[a] = 0; }
+    for (int p = 0; p < s->nparam; ++p) params[p] = 0;
+    for (int i = 0; i < k->nst; ++i) {
+        writes[k->st[i].arr] = 1;
+        for (int a = 0; a < s->narr; ++a)
+            if (ex_reads(k->st[i].rhs, a)) reads[a] = 1;
+        for (int p = 0; p < s->nparam; ++p)
+            if (ex_uses_param(k->st[i].rhs, p)) params[p] = 1;
+    }
+}
+
+static void min_grid_kernel(const Stencil *s, const Kernel *k, const int *used, long *minn)
+{
+    for (int d = 0; d < 3; ++d) minn[d] = 1;
+    for (int a = 0; a < s->narr; ++a)
+        if (used[a])
+            for (int d = 0; d < s->dims; ++d)
+                if (1 - s->arr[a].ext[d] > minn[d]) minn[d] = 1 - s->arr[a].ext[d];
+    for (int i = 0; i < k->nst; ++i) {
+        const Stmt *st = &k->st[i];
+        for (int d = 0; d < s->dims; ++d) {
+            if (st->loop[d] && 1 - st->hi[d] > minn[d]) minn[d] = 1 - st->hi[d];
+            if (!st->loop[d] && st->lhs[d].kind == IK_CONST && st->lhs[d].c + 1 - s->arr[st->arr].ext[d] > minn[d])
+                minn[d] = st->lhs[d].c + 1 - s->arr[st->arr].ext[d];
+            if (!st->loop[d] && st->lhs[d].kind == IK_END && -st->lhs[d].c > minn[d]) minn[d] = -st->lhs[d].c;
+        }
+        Node *taps[MAXTAP];
+        int nt = ex_taps(st->rhs, -1, taps, MAXTAP);
+        for (int t = 0; t < nt; ++t)
+            for (int d = 0; d < s->dims; ++d) {
+                Index ix = taps[t]->idx[d];
+                long e = s->arr[taps[t]->ref].ext[d];
+                if (ix.kind == IK_CONST && ix.c + 1 - e > minn[d]) minn[d] = ix.c + 1 - e;
+                if (ix.kind == IK_END && -ix.c > minn[d]) minn[d] = -ix.c;
+            }
+    }
+}
+
+static void doc_arrays(FILE *f, const Stencil *s, const int *used, const char *const *names, int offset)
+{
+    for (int a = 0; a < s->narr; ++a)
+        if (used[a]) {
+            fprintf(f, " *   %-12s extent ", names ? names[offset + a] : s->arr[a].name);
+            extent_doc(f, s, &s->arr[a]);
+            fprintf(f, "\n");
+        }
+}
+
+static void doc_min(FILE *f, const Stencil *s, const long *minn)
+{
+    fprintf(f, " * Minimum grid: ");
+    for (int d = 0; d < s->dims; ++d) fprintf(f, "%s%s >= %ld", d ? ", " : "", dimn(d), minn[d]);
+    fprintf(f, ".\n");
+}
+
+static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
+{
+    int D = s->dims;
+    int reads[MAXARR], writes[MAXARR], params[MAXPARAM], used[MAXARR];
+    kernel_usage(s, k, reads, writes, params);
+    for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
+    long minn[3];
+    min_grid_kernel(s, k, used, minn);
+    char base[160];
+    func_base(s, k->name, base, sizeof base);
+    Str doc, args, chk, set, box, in, bd;
+    str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&box); str_open(&in); str_open(&bd);
+
+    fprintf(doc.f, "/* Kernel '%s' of stencil '%s' (%dD): one application of\n", k->name, s->name, D);
+    for (int i = 0; i < k->nst; ++i) {
+        fprintf(doc.f, " *   %s[", s->arr[k->st[i].arr].name);
+        for (int d = 0; d < D; ++d) {
+            Index ix = k->st[i].lhs[d];
+            if (d) fprintf(doc.f, ",");
+            if (ix.kind == IK_VAR) fprintf(doc.f, "%s%+ld", dimvar(d), ix.c);
+            else if (ix.kind == IK_CONST) fprintf(doc.f, "%ld", ix.c);
+            else fprintf(doc.f, "%s%+ld", dimn(d), ix.c);
+        }
+        fprintf(doc.f, "] = ");
+        pr_stn(doc.f, s, k->st[i].rhs, NULL);
+        fprintf(doc.f, "\n");
+    }
+    fprintf(doc.f, " * Arrays (column-major, i fastest):\n");
+    doc_arrays(doc.f, s, used, NULL, 0);
+    doc_min(doc.f, s, minn);
+    fprintf(doc.f, " * Returns STENC_OK or an error code (stenc_strerror). */");
+
+    args_sizes(args.f, D);
+    for (int a = 0; a < s->narr; ++a)
+        if (writes[a]) fprintf(args.f, ", stn_real *stn_restrict %s", s->arr[a].name);
+    for (int a = 0; a < s->narr; ++a)
+        if (reads[a] && !writes[a]) fprintf(args.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
+    for (int p = 0; p < s->nparam; ++p)
+        if (params[p]) fprintf(args.f, ", stn_real %s", s->param[p]);
+
+    setup_sizes(chk.f, D);
+    checks_sizes(chk.f, D, minn, 0, NULL);
+    for (int a = 0; a < s->narr; ++a)
+        if (used[a]) { checks_null(chk.f, s->arr[a].name); checks_count(chk.f, s, a, s->arr[a].name); }
+    for (int a = 0; a < s->narr; ++a)
+        if (writes[a])
+            for (int b = 0; b < s->narr; ++b)
+                if (used[b] && b != a && (b > a || !writes[b])) checks_alias(chk.f, s->arr[a].name, s->arr[b].name);
+
+    for (int a = 0; a < s->narr; ++a)
+        if (used[a]) setup_strides(set.f, s, a, s->arr[a].name);
+
+    /* box: union of statement boxes; interior: their intersection */
+    for (int d = 0; d < D; ++d) {
+        fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = ", d, d);
+        for (int i = 0; i < k->nst; ++i) {
+            if (i < k->nst - 1) fprintf(box.f, "stenc_imax(");
+            stmt_box_hi(box.f, &k->st[i], d);
+            if (i < k->nst - 1) fprintf(box.f, ", ");
+        }
+        for (int i = 0; i < k->nst - 1; ++i) fprintf(box.f, ")");
+        fprintf(box.f, ";\n    const ptrdiff_t st_ilo%d = 0, st_ihi%d = ", d, d);
+        for (int i = 0; i < k->nst; ++i) {
+            if (i < k->nst - 1) fprintf(box.f, "stenc_imin(");
+            stmt_box_hi(box.f, &k->st[i], d);
+            if (i < k->nst - 1) fprintf(box.f, ", ");
+        }
+        for (int i = 0; i < k->nst - 1; ++i) fprintf(box.f, ")");
+        fprintf(box.f, ";\n    ");
+    }
+    PrintCtx pc = {s, TAP_DIRECT, NULL};
+    for (int i = 0; i < k->nst; ++i) {
+        const Stmt *st = &k->st[i];
+        Str lhs;
+        str_open(&lhs);
+        Node *lt = ex_tap(st->arr, st->lhs);
+        pr_tap_c(lhs.f, &pc, lt);
+        fprintf(lhs.f, " = %%s;");
+        char *fmt = str_close(&lhs);
+        const char *fmts[1] = {fmt};
+        Node *roots[1] = {st->rhs};
+        fprintf(in.f, "{\n");
+        pr_c_block(in.f, &pc, roots, 1, fmts, "            ");
+        fprintf(in.f, "        }\n");
+        fprintf(bd.f, "if (");
+        for (int d = 0; d < D; ++d) {
+            fprintf(bd.f, "%s%s < ", d ? " && " : "", dimvar(d));
+            stmt_box_hi(bd.f, st, d);
+        }
+        fprintf(bd.f, ") {\n");
+        pr_c_block(bd.f, &pc, roots, 1, fmts, "            ");
+        fprintf(bd.f, "        }\n");
+        free(fmt);
+    }
+    char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+    char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
+    entry_begin(out, base, "update", D);
+    print_quoted(out, sdoc); fprintf(out, ",\n");
+    entry_pieces(out, sargs, schk, sset);
+    fprintf(out, ",\n[[");
+    job(out, D, 0, 0, sbox, sin, sbd);
+    fprintf(out, "]])\n\n");
+    free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
+}
+
+/* ---- array kernels: adjoint (vector-Jacobian product, gather form) ---- */
+
+typedef struct {
+    int stmt;
+    Node *tap;      /* the tap of X in the statement */
+    Node *expr;     /* shifted contribution at q */
+} Term;
+
+static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Kernel *k)
+{
+    int D = s->dims;
+    int reads[MAXARR], writes[MAXARR], params[MAXPARAM], diff[MAXARR], used[MAXARR];
+    kernel_usage(s, k, reads, writes, params);
+    for (int a = 0; a < s->narr; ++a) {
+        diff[a] = reads[a] && !writes[a] && !s->arr[a].is_const;
+        used[a] = reads[a] || writes[a];
+    }
+    Ext E;
+    ext_init(&E, s, "bar");
+    const Stencil *es = &E.s;
+    int N = E.nuser;
+    PrintCtx pc = {es, TAP_DIRECT, E.names};
+    long minn[3];
+    min_grid_kernel(s, k, used, minn);
+    char base[160];
+    func_base(s, k->name, base, sizeof base);
+    Str doc, args, chk, set, jobs;
+    str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&jobs);
+
+    fprintf(dump, "# adjoint of kernel '%s' (%dD), gather form: each line is one loop over the\n"
+                  "# written array's points; reads outside a term's statement box count as zero.\n",
+            k->name, D);
+    fprintf(dump, "kernel %s_adjoint_%dd {\n", k->name, D);
+
+    /* phase 1: one gather job per differentiable input */
+    for (int x = 0; x < N; ++x) {
+        if (!diff[x]) continue;
+        Term terms[MAXTAP];
+        int nterm = 0;
+        for (int si = 0; si < k->nst; ++si) {
+            const Stmt *st = &k->st[si];
+            Node *taps[MAXTAP];
+            int nt = ex_taps(st->rhs, x, taps, MAXTAP);
+            for (int t = 0; t < nt; ++t) {
+                char rd[64];
+                snprintf(rd, sizeof rd, "%s", s->arr[x].name);
+                for (int d = 0; d < D; ++d)
+                    if (st->loop[d] && taps[t]->idx[d].kind != IK_VAR)
+                        return gen_error(s->file, st->line,
+                                         "cannot differentiate with respect to '%s': it is read at a fixed index along %s in a loop over %s, "
+                                         "so its adjoint would be a reduction, not a stencil (declare it 'const' if it needs no gradient)",
+                                         rd, dimvar(d) , dimvar(d));
+                int bad = 0;
+                Node *p = ex_diff(st->rhs, x, taps[t]->idx, &bad);
+                if (!p)
+                    return gen_error(s->file, st->line,
+                                     "cannot differentiate with respect to '%s': %s() is not differentiable (declare '%s' const, or write the "
+                                     "function with select so its derivative is defined)",
+                                     rd, ex_fn_name[bad - 1], rd);
+                if (ex_is_num(p, 0)) continue;
+                Node *yb = ex_tap(N + st->arr, st->lhs);
+                Node *w = ex_mul(p, yb);
+                long off[3] = {0, 0, 0};
+                for (int d = 0; d < D; ++d)
+                    if (st->loop[d]) off[d] = -taps[t]->idx[d].c;
+                if (nterm == MAXTAP) return gen_error(s->file, st->line, "too many adjoint terms");
+                terms[nterm].stmt = si;
+                terms[nterm].tap = taps[t];
+                terms[nterm].expr = ex_shift(w, off);
+                ++nterm;
+            }
+        }
+        if (nterm == 0) continue;
+        /* q box per dim: union (box) and intersection (interior) of term ranges */
+        Str box, in, bd;
+        str_open(&box); str_open(&in); str_open(&bd);
+        for (int d = 0; d < D; ++d) {
+            for (int pass = 0; pass < 2; ++pass) {
+                /* pass 0: lo (min over terms / max for interior); pass 1: hi */
+                for (int inner = 0; inner < 2; ++inner) {
+                    const char *fn = (pass == 0) == (inner == 0) ? "stenc_imin" : "stenc_imax";
+                    fprintf(box.f, "const ptrdiff_t st_%s%s%d = ", inner ? "i" : "", pass ? "hi" : "lo", d);
+                    for (int t = 0; t < nterm; ++t) {
+                        const Stmt *st = &k->st[terms[t].stmt];
+                        Index ix = terms[t].tap->idx[d];
+                        if (t < nterm - 1) fprintf(box.f, "%s(", fn);
+                        if (st->loop[d]) {
+                            if (pass == 0) fprintf(box.f, "%ld", ix.c);
+                            else { fprintf(box.f, "("); extent_c(box.f, d, st->hi[d]); fprintf(box.f, "%+ld)", ix.c); }
+                        } else {
+                            long c = ix.c + pass;
+                            if (ix.kind == IK_CONST) fprintf(box.f, "%ld", c);
+                            else fprintf(box.f, "(st_n%d%+ld)", d, c);
+                        }
+                        if (t < nterm - 1) fprintf(box.f, ", ");
+                    }
+                    for (int t = 0; t < nterm - 1; ++t) fprintf(box.f, ")");
+                    fprintf(box.f, ";\n    ");
+                }
+            }
+        }
+        /* interior: one expression */
+        Node *sum = ex_num(0);
+        for (int t = 0; t < nterm; ++t) sum = ex_add(sum, terms[t].expr);
+        char fmt[256];
+        Str q;
+        str_open(&q);
+        point_index(q.f, es, E.names[N + x], "st_q");
+        char *qs = str_close(&q);
+        snprintf(fmt, sizeof fmt, "%s_bar[st_q] += %%s;", s->arr[x].name);
+        const char *fmts[1] = {fmt};
+        fprintf(in.f, "{\n            %s\n", qs);
+        pr_c_block(in.f, &pc, &sum, 1, fmts, "            ");
+        fprintf(in.f, "        }\n");
+        /* border: guarded terms */
+        fprintf(bd.f, "{\n            %s\n            stn_real st_g = 0;\n", qs);
+        for (int t = 0; t < nterm; ++t) {
+            const Stmt *st = &k->st[terms[t].stmt];
+            Index *ix = terms[t].tap->idx;
+            fprintf(bd.f, "            if (");
+            for (int d = 0; d < D; ++d) {
+                if (d) fprintf(bd.f, " && ");
+                if (st->loop[d]) {
+                    fprintf(bd.f, "%s >= %ld && %s < ", dimvar(d), ix[d].c, dimvar(d));
+                    fprintf(bd.f, "("); extent_c(bd.f, d, st->hi[d]); fprintf(bd.f, "%+ld)", ix[d].c);
+                } else if (ix[d].kind == IK_CONST) fprintf(bd.f, "%s == %ld", dimvar(d), ix[d].c);
+                else fprintf(bd.f, "%s == st_n%d%+ld", dimvar(d), d, ix[d].c);
+            }
+            fprintf(bd.f, ") {\n");
+            const char *f2[1] = {"st_g += %s;"};
+            pr_c_block(bd.f, &pc, &terms[t].expr, 1, f2, "                ");
+            fprintf(bd.f, "            }\n");
+        }
+        fprintf(bd.f, "            %s_bar[st_q] += st_g;\n        }\n", s->arr[x].name);
+        free(qs);
+        char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
+        job(jobs.f, D, 0, 0, sbox, sin, sbd);
+        free(sbox); free(sin); free(sbd);
+        fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
+        pr_stn(dump, es, sum, E.names);
+        fprintf(dump, "\n");
+    }
+    /* phase 2: the written arrays' own adjoints */
+    for (int si = 0; si < k->nst; ++si) {
+        const Stmt *st = &k->st[si];
+        Node *self = ex_tap(st->arr, st->lhs);
+        int bad = 0;
+        Node *fac = ex_diff(st->rhs, st->arr, st->lhs, &bad);
+        if (!fac)
+            return gen_error(s->file, st->line, "cannot differentiate the in-place update of '%s': %s() is not differentiable",
+                             s->arr[st->arr].name, ex_fn_name[bad - 1]);
+        (void)self;
+        if (ex_is_num(fac, 1)) continue;
+        Str box, in;
+        str_open(&box); str_open(&in);
+        for (int d = 0; d < D; ++d) {
+            fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = ", d, d);
+            stmt_box_hi(box.f, st, d);
+            fprintf(box.f, ", st_ilo%d = st_lo%d, st_ihi%d = st_hi%d;\n    ", d, d, d, d);
+        }
+        Node *yb = ex_tap(N + st->arr, st->lhs);
+        Str lhs;
+        str_open(&lhs);
+        pr_tap_c(lhs.f, &pc, yb);
+        char *l = str_close(&lhs);
+        char fmt[512];
+        Node *root = ex_mul(fac, yb);
+        snprintf(fmt, sizeof fmt, "%s = %%s;", l);
+        const char *fmts[1] = {fmt};
+        fprintf(in.f, "{\n");
+        pr_c_block(in.f, &pc, &root, 1, fmts, "            ");
+        fprintf(in.f, "        }\n");
+        free(l);
+        char *sbox = str_close(&box), *sin = str_close(&in);
+        job(jobs.f, D, 0, 0, sbox, sin, "");
+        free(sbox); free(sin);
+        fprintf(dump, "  ");
+        pr_stn(dump, es, yb, E.names);
+        fprintf(dump, " = ");
+        pr_stn(dump, es, root, E.names);
+        fprintf(dump, "    # after all gathers\n");
+    }
+    fprintf(dump, "}\n\n");
+
+    fprintf(doc.f, "/* Adjoint of kernel '%s' of stencil '%s' (%dD): the vector-Jacobian product\n"
+                   " * of one application, in gather form (no atomics; any thread count).\n"
+                   " * Given the primal inputs (for an array updated in place: its values before\n"
+                   " * the update) and the adjoint of every written array Y (Y_bar), it adds\n"
+                   " * (dY/dX)^T Y_bar to X_bar for every differentiable input X, then replaces\n"
+                   " * Y_bar on the written points by the adjoint of Y's old values there (0 when\n"
+                   " * the update does not read Y).\n * Arrays:\n", k->name, s->name, D);
+    doc_arrays(doc.f, s, reads, NULL, 0);
+    int bars[MAXARR] = {0};
+    for (int a = 0; a < N; ++a) bars[a] = diff[a] || writes[a];
+    doc_arrays(doc.f, s, bars, E.names, N);
+    doc_min(doc.f, s, minn);
+    fprintf(doc.f, " * Returns STENC_OK or an error code (stenc_strerror). */");
+
+    args_sizes(args.f, D);
+    for (int a = 0; a < N; ++a)
+        if (reads[a]) fprintf(args.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
+    for (int p = 0; p < s->nparam; ++p)
+        if (params[p]) fprintf(args.f, ", stn_real %s", s->param[p]);
+    for (int a = 0; a < N; ++a)
+        if (bars[a]) fprintf(args.f, ", stn_real *stn_restrict %s", E.names[N + a]);
+
+    setup_sizes(chk.f, D);
+    checks_sizes(chk.f, D, minn, 0, NULL);
+    for (int a = 0; a < N; ++a)
+        if (reads[a]) { checks_null(chk.f, s->arr[a].name); checks_count(chk.f, s, a, s->arr[a].name); }
+    for (int a = 0; a < N; ++a)
+        if (bars[a]) { checks_null(chk.f, E.names[N + a]); checks_count(chk.f, s, a, E.names[N + a]); }
+    for (int a = 0; a < N; ++a) {
+        if (!bars[a]) continue;
+        for (int b = 0; b < N; ++b) {
+            if (reads[b]) checks_alias(chk.f, E.names[N + a], s->arr[b].name);
+            if (bars[b] && b > a) checks_alias(chk.f, E.names[N + a], E.names[N + b]);
+        }
+    }
+    for (int a = 0; a < N; ++a) {
+        if (reads[a]) setup_strides(set.f, s, a, s->arr[a].name);
+        if (bars[a]) setup_strides(set.f, s, a, E.names[N + a]);
+    }
+    char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+    char *sjobs = str_close(&jobs);
+    char b2[200];
+    snprintf(b2, sizeof b2, "%s_adjoint", base);
+    entry_begin(out, b2, "adjoint", D);
+    print_quoted(out, sdoc); fprintf(out, ",\n");
+    entry_pieces(out, sargs, schk, sset);
+    fprintf(out, ",\n[[");
+    fprintf(out, "%s]])\n\n", sjobs);
+    free(sdoc); free(sargs); free(schk); free(sset); free(sjobs);
+    return 0;
+}
+
+/* ---- reductions: value, grad, value_grad ---- */
+
+static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers);
+
+static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
+{
+    Str ent;
+    str_open(&ent);
+    char *helpers = NULL;
+    int rc = emit_reduce_entries(ent.f, dump, s, r, &helpers);
+    char *se = str_close(&ent);
+    if (!rc) {
+        fprintf(out, "stn_helpers(%d, ", s->dims);
+        print_quoted(out, helpers);
+        fprintf(out, ")\n\n%s", se);
+    }
+    free(se);
+    free(helpers);
+    return rc;
+}
+
+static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers)
+{
+    int D = s->dims;
+    Ext E;
+    ext_init(&E, s, "grad");
+    const Stencil *es = &E.s;
+    int N = E.nuser;
+    int reads[MAXARR], diff[MAXARR], params[MAXPARAM], ndiff = 0;
+    for (int a = 0; a < N; ++a) {
+        reads[a] = ex_reads(r->f, a);
+        diff[a] = reads[a] && !s->arr[a].is_const;
+        ndiff += diff[a];
+    }
+    for (int p = 0; p < s->nparam; ++p) params[p] = ex_uses_param(r->f, p);
+    Node *taps[MAXTAP];
+    int nt = ex_taps(r->f, -1, taps, MAXTAP);
+    long omin[3] = {0, 0, 0}, omax[3] = {0, 0, 0};
+    for (int d = 0; d < D; ++d) {
+        omin[d] = omax[d] = taps[0]->idx[d].c;
+        for (int t = 1; t < nt; ++t) {
+            if (taps[t]->idx[d].c < omin[d]) omin[d] = taps[t]->idx[d].c;
+            if (taps[t]->idx[d].c > omax[d]) omax[d] = taps[t]->idx[d].c;
+        }
+    }
+    long minn[3] = {1, 1, 1}, minvalid[3];
+    for (int d = 0; d < 3; ++d) minvalid[d] = d < D ? omax[d] - omin[d] + 1 : 1;
+    /* differentiable taps and their partials */
+    Node *dtaps[MAXTAP];
+    Node *part[MAXTAP];
+    int ndt = 0;
+    for (int t = 0; t < nt; ++t) {
+        if (!diff[taps[t]->ref]) continue;
+        int bad = 0;
+        Node *p = ex_diff(r->f, taps[t]->ref, taps[t]->idx, &bad);
+        if (!p)
+            return gen_error(s->file, r->line,
+                             "cannot differentiate reduction '%s' with respect to '%s': %s() is not differentiable "
+                             "(declare '%s' const, or write the function with select so its derivative is defined)",
+                             r->name, s->arr[taps[t]->ref].name, ex_fn_name[bad - 1], s->arr[taps[t]->ref].name);
+        dtaps[ndt] = taps[t];
+        part[ndt] = p;
+        ++ndt;
+    }
+    char base[160];
+    func_base(s, r->name, base, sizeof base);
+    PrintCtx pcd = {es, TAP_DIRECT, E.names}, pcm = {es, TAP_MAPPED, E.names};
+
+    /* helper argument lists */
+    Str hargs, hcall;
+    str_open(&hargs); str_open(&hcall);
+    fprintf(hargs.f, "ptrdiff_t i, ptrdiff_t j%s", D == 3 ? ", ptrdiff_t k" : "");
+    fprintf(hcall.f, "%%s");
+    for (int d = 0; d < D; ++d) { fprintf(hargs.f, ", ptrdiff_t st_n%d", d); fprintf(hcall.f, ", st_n%d", d); }
+    fprintf(hargs.f, ", int mode");
+    fprintf(hcall.f, ", mode");
+    for (int a = 0; a < N; ++a)
+        if (reads[a]) { fprintf(hargs.f, ", const stn_real *stn_restrict %s", s->arr[a].name); fprintf(hcall.f, ", %s", s->arr[a].name); }
+    for (int p = 0; p < s->nparam; ++p)
+        if (params[p]) { fprintf(hargs.f, ", stn_real %s", s->param[p]); fprintf(hcall.f, ", %s", s->param[p]); }
+    char *sha = str_close(&hargs), *shc = str_close(&hcall);
+
+    /* helpers: mapped value and mapped partials at a point */
+    Str help;
+    str_open(&help);
+    Str hstr;
+    str_open(&hstr);
+    for (int a = 0; a < N; ++a)
+        if (reads[a]) setup_strides(hstr.f, s, a, s->arr[a].name);
+    char *shstr = str_close(&hstr);
+    fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;\n%s", base, D, sha, shstr);
+    {
+        const char *fm[1] = {"return %s;"};
+        Node *root = r->f;
+        pr_c_block(help.f, &pcm, &root, 1, fm, "    ");
+    }
+    fprintf(help.f, "}\n");
+    if (ndt) {
+        fprintf(help.f, "stn_dev void stenc_h_%s_%dd_mpart_[[]]stn_sfx[[]](%s, stn_real *st_out)\n{\n    (void)mode;\n%s", base, D, sha, shstr);
+        char fmbuf[MAXTAP][32];
+        const char *fm[MAXTAP];
+        for (int t = 0; t < ndt; ++t) { snprintf(fmbuf[t], sizeof fmbuf[t], "st_out[%d] = %%s;", t); fm[t] = fmbuf[t]; }
+        pr_c_block(help.f, &pcm, part, ndt, fm, "    ");
+        fprintf(help.f, "}\n");
+    }
+    free(shstr);
+    char *shelp = str_close(&help);
+
+    /* value-domain and interior bounds (box decl prefix) */
+    Str dom;
+    str_open(&dom);
+    for (int d = 0; d < D; ++d)
+        fprintf(dom.f, "const ptrdiff_t st_dlo%d = mode == STENC_VALID ? %ld : 0, st_dhi%d = st_n%d - (mode == STENC_VALID ? %ld : 0);\n    ",
+                d, -omin[d], d, d, omax[d]);
+    char *sdom = str_close(&dom);
+
+    /* gather expression at q for each differentiable array */
+    Node *gsum[MAXARR];
+    for (int a = 0; a < N; ++a) gsum[a] = ex_num(0);
+    for (int t = 0; t < ndt; ++t) {
+        long off[3] = {0, 0, 0};
+        for (int d = 0; d < D; ++d) off[d] = -dtaps[t]->idx[d].c;
+        gsum[dtaps[t]->ref] = ex_add(gsum[dtaps[t]->ref], ex_shift(part[t], off));
+    }
+    fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, D);
+    pr_stn(dump, s, r->f, NULL);
+    fprintf(dump, "\n# gradient, gather form, at interior points (borders: exact enumeration of\n"
+                  "# the boundary mode's preimages, see docs/language.md)\n");
+    fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
+    for (int a = 0; a < N; ++a)
+        if (diff[a]) {
+            fprintf(dump, "  all(%s) = ", E.names[N + a]);
+            pr_stn(dump, es, gsum[a], E.names);
+            fprintf(dump, "\n");
+        }
+    fprintf(dump, "}\n\n");
+
+    for (int kind = 0; kind < 3; ++kind) { /* 0 value, 1 grad, 2 value_grad */
+        if (kind > 0 && ndt == 0) break;
+        int want_v = kind != 1, want_g = kind != 0;
+        Str doc, args, chk, set, box, in, bd;
+        str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&box); str_open(&in); str_open(&bd);
+        const char *kname = kind == 0 ? "value" : kind == 1 ? "grad" : "value_grad";
+        fprintf(doc.f, "/* Reduction '%s' of stencil '%s' (%dD), %s:\n *   R = sum over points p of ", r->name, s->name, D,
+                kind == 0 ? "its value R (accumulated in double)" : kind == 1 ? "its gradient" : "value and gradient in one pass");
+        pr_stn(doc.f, s, r->f, NULL);
+        fprintf(doc.f, "\n * mode: STENC_VALID (points whose reads are all inside), STENC_NEUMANN\n"
+                       " * (every point, reads clamped to the edge), STENC_PERIODIC (wrapped).\n");
+        if (want_g)
+            fprintf(doc.f, " * Gradients: G = beta*G + alpha*dR/dX for each differentiable array X\n"
+                           " * (beta == 0 overwrites G and never reads it).\n");
+        fprintf(doc.f, " * Arrays (all of extent (nx, ny%s)):", D == 3 ? ", nz" : "");
+        for (int a = 0; a < N; ++a) if (reads[a]) fprintf(doc.f, " %s", s->arr[a].name);
+        if (want_g) for (int a = 0; a < N; ++a) if (diff[a]) fprintf(doc.f, " %s", E.names[N + a]);
+        fprintf(doc.f, "\n * Minimum grid: ");
+        for (int d = 0; d < D; ++d) fprintf(doc.f, "%s%s >= %ld", d ? ", " : "", dimn(d), minvalid[d]);
+        fprintf(doc.f, " for STENC_VALID, 1 otherwise.\n * Returns STENC_OK or an error code (stenc_strerror). */");
+
+        args_sizes(args.f, D);
+        fprintf(args.f, ", int mode");
+        for (int a = 0; a < N; ++a) if (reads[a]) fprintf(args.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
+        for (int p = 0; p < s->nparam; ++p) if (params[p]) fprintf(args.f, ", stn_real %s", s->param[p]);
+        if (want_v) fprintf(args.f, ", double *value");
+        if (want_g) {
+            fprintf(args.f, ", stn_real alpha, stn_real beta");
+            for (int a = 0; a < N; ++a) if (diff[a]) fprintf(args.f, ", stn_real *stn_restrict %s", E.names[N + a]);
+        }
+
+        setup_sizes(chk.f, D);
+        checks_sizes(chk.f, D, minn, 1, minvalid);
+        if (want_v) checks_null(chk.f, "value");
+        for (int a = 0; a < N; ++a) if (reads[a]) { checks_null(chk.f, s->arr[a].name); checks_count(chk.f, s, a, s->arr[a].name); }
+        if (want_g) {
+            for (int a = 0; a < N; ++a)
+                if (diff[a]) { checks_null(chk.f, E.names[N + a]); checks_count(chk.f, s, a, E.names[N + a]); }
+            for (int a = 0; a < N; ++a) {
+                if (!diff[a]) continue;
+                for (int b = 0; b < N; ++b) {
+                    if (reads[b]) checks_alias(chk.f, E.names[N + a], s->arr[b].name);
+                    if (diff[b] && b > a) checks_alias(chk.f, E.names[N + a], E.names[N + b]);
+                }
+            }
+        }
+        for (int a = 0; a < N; ++a) {
+            if (reads[a]) setup_strides(set.f, s, a, s->arr[a].name);
+            if (want_g && diff[a]) setup_strides(set.f, s, a, E.names[N + a]);
+        }
+
+        fprintf(box.f, "%s", sdom);
+        for (int d = 0; d < D; ++d) {
+            if (!want_g) {
+                fprintf(box.f, "const ptrdiff_t st_lo%d = st_dlo%d, st_hi%d = st_dhi%d, st_ilo%d = %ld, st_ihi%d = st_n%d - %ld;\n    ",
+                        d, d, d, d, d, -omin[d], d, d, omax[d]);
+            } else {
+                long w = omax[d] - omin[d];
+                long ilo = w > -omin[d] ? w : -omin[d];
+                long ihi = w > omax[d] ? w : omax[d];
+                fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = st_n%d, st_ilo%d = %ld, st_ihi%d = st_n%d - %ld;\n    ",
+                        d, d, d, d, ilo, d, d, ihi);
+            }
+        }
+        /* interior */
+        Node *roots[MAXARR + 1];
+        char fmbuf[MAXARR + 1][160];
+        const char *fm[MAXARR + 1];
+        int nr = 0;
+        fprintf(in.f, "{\n");
+        if (want_g) {
+            Str q;
+            str_open(&q);
+            point_index(q.f, es, s->arr[0].name, "st_q");
+            /* all arrays of a reduction share the grid extent, so one index */
+            char *qs = str_close(&q);
+            fprintf(in.f, "            %s\n", qs);
+            free(qs);
+        }
+        if (want_v) { roots[nr] = r->f; snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_acc += (double)%%s;"); fm[nr] = fmbuf[nr]; ++nr; }
+        if (want_g)
+            for (int a = 0; a < N; ++a)
+                if (diff[a]) {
+                    roots[nr] = gsum[a];
+                    snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", E.names[N + a]);
+                    fm[nr] = fmbuf[nr];
+                    ++nr;
+                }
+        pr_c_block(in.f, &pcd, roots, nr, fm, "            ");
+        fprintf(in.f, "        }\n");
+        /* border */
+        fprintf(bd.f, "{\n");
+        if (want_v) {
+            fprintf(bd.f, "            if (i >= st_dlo0 && i < st_dhi0 && j >= st_dlo1 && j < st_dhi1%s)\n",
+                    D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
+            fprintf(bd.f, "                st_acc += (double)");
+            char callbuf[400];
+            snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", base, D, D == 3 ? ", k" : "");
+            fprintf(bd.f, shc, callbuf);
+            fprintf(bd.f, ");\n");
+        }
+        if (want_g) {
+            Str q;
+            str_open(&q);
+            point_index(q.f, es, s->arr[0].name, "st_q");
+            char *qs = str_close(&q);
+            fprintf(bd.f, "            %s\n", qs);
+            free(qs);
+            for (int a = 0; a < N; ++a) if (diff[a]) fprintf(bd.f, "            stn_real st_g%d = 0;\n", a);
+            for (int t = 0; t < ndt; ++t) {
+                fprintf(bd.f, "            {\n                ptrdiff_t st_a0, st_b0, st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
+                for (int d = 0; d < D; ++d)
+                    fprintf(bd.f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, mode, &st_a%d, &st_b%d);\n",
+                            dimvar(d), dtaps[t]->idx[d].c, d, d, d, d, d);
+                fprintf(bd.f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
+                              "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n"
+                              "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0) {\n"
+                              "                    stn_real st_o[%d];\n                    ", ndt);
+                char callbuf[400];
+                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mpart_[[]]stn_sfx[[]](st_p0, st_p1%s", base, D, D == 3 ? ", st_p2" : "");
+                fprintf(bd.f, shc, callbuf);
+                fprintf(bd.f, ", st_o);\n                    st_g%d += st_o[%d];\n                }\n", dtaps[t]->ref, t);
+                if (D == 2) fprintf(bd.f, "                (void)st_a2; (void)st_b2;\n");
+                fprintf(bd.f, "            }\n");
+            }
+            for (int a = 0; a < N; ++a)
+                if (diff[a]) fprintf(bd.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
+        }
+        fprintf(bd.f, "        }\n");
+
+        char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+        char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
+        char b2[200];
+        snprintf(b2, sizeof b2, "%s_%s", base, kname);
+        entry_begin(out, b2, kname, D);
+        print_quoted(out, sdoc); fprintf(out, ",\n");
+        entry_pieces(out, sargs, schk, sset);
+        fprintf(out, ",\n[[");
+        job(out, D, want_v, want_g, sbox, sin, sbd);
+        fprintf(out, "]])\n\n");
+        free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
+    }
+    *helpers = shelp;
+    free(sha); free(shc); free(sdom);
+    return 0;
+}
+
+int emit_instance(FILE *out, const Stencil *s)
+{
+    static FILE *devnull;
+    if (!devnull) devnull = fopen("/dev/null", "w");
+    for (int i = 0; i < s->nk; ++i) emit_update(out, s, &s->k[i]);
+    for (int i = 0; i < s->nk; ++i)
+        if (emit_kernel_adjoint(out, devnull, s, &s->k[i])) return -1;
+    for (int i = 0; i < s->nr; ++i)
+        if (emit_reduce(out, devnull, s, &s->r[i])) return -1;
+    return 0;
+}
+
+int emit_adjoint_dump(FILE *f, const Stencil *s)
+{
+    FILE *devnull = fopen("/dev/null", "w");
+    if (!devnull) return -1;
+    int rc = 0;
+    for (int i = 0; i < s->nk && !rc; ++i) rc = emit_kernel_adjoint(devnull, f, s, &s->k[i]);
+    for (int i = 0; i < s->nr && !rc; ++i) rc = emit_reduce(devnull, f, s, &s->r[i]);
+    fclose(devnull);
+    return rc;
+}

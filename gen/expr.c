@@ -1,0 +1,383 @@
+/* stenc-gen: the expression DAG.  Nodes are hash-consed (structurally equal
+ * nodes are one node), which gives common-subexpression sharing for free;
+ * constructors simplify as they build.  Symbolic differentiation and index
+ * shifting work on the DAG with per-pass memoisation. */
+#include "gen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HSIZE 65536
+static Node *htab[HSIZE];
+static Node **all_nodes;
+static size_t n_nodes, cap_nodes;
+static int memo_counter;
+
+const char *const ex_fn_name[F_COUNT] = {
+    "sqrt", "exp", "log", "abs", "min", "max", "pow", "sin", "cos", "tan",
+    "tanh", "atan", "sinh", "cosh", "floor", "sign"};
+const int ex_fn_arity[F_COUNT] = {1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+int ex_fn_lookup(const char *name)
+{
+    for (int i = 0; i < F_COUNT; ++i)
+        if (strcmp(name, ex_fn_name[i]) == 0) return i;
+    return -1;
+}
+
+void ex_reset(void)
+{
+    for (size_t i = 0; i < n_nodes; ++i) free(all_nodes[i]);
+    free(all_nodes);
+    all_nodes = NULL;
+    n_nodes = cap_nodes = 0;
+    memset(htab, 0, sizeof htab);
+}
+
+static unsigned mix(unsigned h, unsigned v) { return (h ^ v) * 16777619u + 0x9e3779b9u; }
+
+static unsigned node_hash(const Node *n)
+{
+    unsigned h = mix(2166136261u, (unsigned)n->kind);
+    h = mix(h, (unsigned)n->op);
+    unsigned long long bits;
+    memcpy(&bits, &n->num, sizeof bits);
+    h = mix(h, (unsigned)bits);
+    h = mix(h, (unsigned)(bits >> 32));
+    h = mix(h, (unsigned)n->ref);
+    for (int d = 0; d < 3; ++d) {
+        h = mix(h, (unsigned)n->idx[d].kind);
+        h = mix(h, (unsigned)n->idx[d].c);
+    }
+    for (int i = 0; i < n->nargs; ++i) h = mix(h, (unsigned)n->a[i]->id);
+    return h;
+}
+
+static int node_eq(const Node *x, const Node *y)
+{
+    if (x->kind != y->kind || x->op != y->op || x->ref != y->ref || x->nargs != y->nargs)
+        return 0;
+    if (memcmp(&x->num, &y->num, sizeof x->num) != 0) return 0;
+    for (int d = 0; d < 3; ++d)
+        if (x->idx[d].kind != y->idx[d].kind || x->idx[d].c != y->idx[d].c) return 0;
+    for (int i = 0; i < x->nargs; ++i)
+        if (x->a[i] != y->a[i]) return 0;
+    return 1;
+}
+
+static Node *intern(const Node *proto)
+{
+    Node tmp = *proto;
+    tmp.hash = node_hash(&tmp);
+    for (Node *n = htab[tmp.hash % HSIZE]; n; n = n->chain)
+        if (n->hash == tmp.hash && node_eq(n, &tmp)) return n;
+    Node *n = malloc(sizeof *n);
+    if (!n) { fprintf(stderr, "stenc-gen: out of memory\n"); exit(2); }
+    *n = tmp;
+    n->id = (int)n_nodes;
+    n->chain = htab[n->hash % HSIZE];
+    htab[n->hash % HSIZE] = n;
+    if (n_nodes == cap_nodes) {
+        cap_nodes = cap_nodes ? 2 * cap_nodes : 1024;
+        all_nodes = realloc(all_nodes, cap_nodes * sizeof *all_nodes);
+        if (!all_nodes) { fprintf(stderr, "stenc-gen: out of memory\n"); exit(2); }
+    }
+    all_nodes[n_nodes++] = n;
+    return n;
+}
+
+static Node proto(int kind)
+{
+    Node p;
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    return p;
+}
+
+Node *ex_num(double v)
+{
+    Node p = proto(E_NUM);
+    p.num = v == 0 ? 0.0 : v; /* no negative zero */
+    return intern(&p);
+}
+
+Node *ex_param(int k)
+{
+    Node p = proto(E_PARAM);
+    p.ref = k;
+    return intern(&p);
+}
+
+Node *ex_tap(int arr, const Index idx[3])
+{
+    Node p = proto(E_TAP);
+    p.ref = arr;
+    for (int d = 0; d < 3; ++d) p.idx[d] = idx[d];
+    return intern(&p);
+}
+
+int ex_is_num(const Node *n, double v) { return n->kind == E_NUM && n->num == v; }
+
+static Node *mk(int kind, int op, int nargs, Node *a, Node *b, Node *c)
+{
+    Node p = proto(kind);
+    p.op = op;
+    p.nargs = nargs;
+    p.a[0] = a; p.a[1] = b; p.a[2] = c;
+    return intern(&p);
+}
+
+Node *ex_neg(Node *a)
+{
+    if (a->kind == E_NUM) return ex_num(-a->num);
+    if (a->kind == E_NEG) return a->a[0];
+    return mk(E_NEG, 0, 1, a, NULL, NULL);
+}
+
+Node *ex_add(Node *a, Node *b)
+{
+    if (a->kind == E_NUM && b->kind == E_NUM) return ex_num(a->num + b->num);
+    if (ex_is_num(a, 0)) return b;
+    if (ex_is_num(b, 0)) return a;
+    if (b->kind == E_NEG) return ex_sub(a, b->a[0]);
+    if (a->kind == E_NEG) return ex_sub(b, a->a[0]);
+    if (a->id > b->id) { Node *t = a; a = b; b = t; }
+    return mk(E_ADD, 0, 2, a, b, NULL);
+}
+
+Node *ex_sub(Node *a, Node *b)
+{
+    if (a->kind == E_NUM && b->kind == E_NUM) return ex_num(a->num - b->num);
+    if (ex_is_num(b, 0)) return a;
+    if (ex_is_num(a, 0)) return ex_neg(b);
+    if (a == b) return ex_num(0);
+    if (b->kind == E_NEG) return ex_add(a, b->a[0]);
+    return mk(E_SUB, 0, 2, a, b, NULL);
+}
+
+Node *ex_mul(Node *a, Node *b)
+{
+    if (a->kind == E_NUM && b->kind == E_NUM) return ex_num(a->num * b->num);
+    if (ex_is_num(a, 0) || ex_is_num(b, 0)) return ex_num(0);
+    if (ex_is_num(a, 1)) return b;
+    if (ex_is_num(b, 1)) return a;
+    if (ex_is_num(a, -1)) return ex_neg(b);
+    if (ex_is_num(b, -1)) return ex_neg(a);
+    if (a->kind == E_NEG) return ex_neg(ex_mul(a->a[0], b));
+    if (b->kind == E_NEG) return ex_neg(ex_mul(a, b->a[0]));
+    if (b->kind == E_NUM) { Node *t = a; a = b; b = t; }
+    else if (a->kind != E_NUM && a->id > b->id) { Node *t = a; a = b; b = t; }
+    if (a == b) return ex_powi(a, 2);
+    return mk(E_MUL, 0, 2, a, b, NULL);
+}
+
+Node *ex_div(Node *a, Node *b)
+{
+    if (a->kind == E_NUM && b->kind == E_NUM && b->num != 0) return ex_num(a->num / b->num);
+    if (ex_is_num(a, 0)) return ex_num(0);
+    if (ex_is_num(b, 1)) return a;
+    if (ex_is_num(b, -1)) return ex_neg(a);
+    if (a == b) return ex_num(1);
+    if (a->kind == E_NEG) return ex_neg(ex_div(a->a[0], b));
+    if (b->kind == E_NEG) return ex_neg(ex_div(a, b->a[0]));
+    return mk(E_DIV, 0, 2, a, b, NULL);
+}
+
+Node *ex_powi(Node *a, int n)
+{
+    if (n == 0) return ex_num(1);
+    if (n == 1) return a;
+    if (a->kind == E_NUM) return ex_num(pow(a->num, n));
+    if (a->kind == E_POWI) return ex_powi(a->a[0], a->op * n);
+    return mk(E_POWI, n, 1, a, NULL, NULL);
+}
+
+Node *ex_call(int fn, int nargs, Node **args)
+{
+    if (fn == F_POW && args[1]->kind == E_NUM && args[1]->num == floor(args[1]->num) &&
+        fabs(args[1]->num) <= 64)
+        return ex_powi(args[0], (int)args[1]->num);
+    if ((fn == F_MIN || fn == F_MAX) && args[0] == args[1]) return args[0];
+    return mk(E_CALL, fn, nargs, args[0], nargs > 1 ? args[1] : NULL, NULL);
+}
+
+Node *ex_select(Node *c, Node *a, Node *b)
+{
+    if (a == b) return a;
+    return mk(E_SELECT, 0, 3, c, a, b);
+}
+
+Node *ex_cmp(int op, Node *a, Node *b) { return mk(E_CMP, op, 2, a, b, NULL); }
+
+Node *ex_bin(int kind, Node *a, Node *b)
+{
+    switch (kind) {
+    case E_ADD: return ex_add(a, b);
+    case E_SUB: return ex_sub(a, b);
+    case E_MUL: return ex_mul(a, b);
+    case E_DIV: return ex_div(a, b);
+    default: return NULL;
+    }
+}
+
+/* ---- differentiation ---- */
+
+static int same_tap(const Node *n, int arr, const Index idx[3])
+{
+    if (n->kind != E_TAP || n->ref != arr) return 0;
+    for (int d = 0; d < 3; ++d)
+        if (n->idx[d].kind != idx[d].kind || n->idx[d].c != idx[d].c) return 0;
+    return 1;
+}
+
+static Node *diff_rec(Node *n, int arr, const Index idx[3], int *bad, int tag)
+{
+    if (n->memo_tag == tag) return n->memo;
+    Node *r = NULL, *da = NULL, *db = NULL;
+    Node *zero = ex_num(0), *one = ex_num(1);
+    if (n->nargs >= 1 && n->kind != E_CMP) da = diff_rec(n->a[0], arr, idx, bad, tag);
+    if (n->nargs >= 2 && n->kind != E_CMP) db = diff_rec(n->a[1], arr, idx, bad, tag);
+    switch (n->kind) {
+    case E_NUM: case E_PARAM: case E_CMP: r = zero; break;
+    case E_TAP: r = same_tap(n, arr, idx) ? one : zero; break;
+    case E_ADD: r = ex_add(da, db); break;
+    case E_SUB: r = ex_sub(da, db); break;
+    case E_NEG: r = ex_neg(da); break;
+    case E_MUL: r = ex_add(ex_mul(da, n->a[1]), ex_mul(n->a[0], db)); break;
+    case E_DIV: /* (da - (a/b) db) / b */
+        r = ex_div(ex_sub(da, ex_mul(n, db)), n->a[1]);
+        break;
+    case E_POWI:
+        r = ex_mul(ex_mul(ex_num(n->op), ex_powi(n->a[0], n->op - 1)), da);
+        break;
+    case E_SELECT: {
+        Node *d1 = diff_rec(n->a[1], arr, idx, bad, tag);
+        Node *d2 = diff_rec(n->a[2], arr, idx, bad, tag);
+        r = ex_select(n->a[0], d1, d2);
+        break;
+    }
+    case E_CALL: {
+        Node *a = n->a[0];
+        if (ex_is_num(da, 0) && (n->nargs < 2 || ex_is_num(db, 0))) { r = zero; break; }
+        switch (n->op) {
+        case F_SQRT: r = ex_div(ex_mul(ex_num(0.5), da), n); break;
+        case F_EXP: r = ex_mul(n, da); break;
+        case F_LOG: r = ex_div(da, a); break;
+        case F_ABS: r = ex_select(ex_cmp(C_LT, a, zero), ex_neg(da), da); break;
+        case F_MIN: r = ex_select(ex_cmp(C_LE, a, n->a[1]), da, db); break;
+        case F_MAX: r = ex_select(ex_cmp(C_GE, a, n->a[1]), da, db); break;
+        case F_POW: {
+            Node *b = n->a[1];
+            if (ex_is_num(db, 0)) {
+                Node *args[2] = {a, ex_sub(b, one)};
+                r = ex_mul(ex_mul(b, ex_call(F_POW, 2, args)), da);
+            } else {
+                Node *la = ex_call(F_LOG, 1, &a);
+                r = ex_mul(n, ex_add(ex_mul(db, la), ex_div(ex_mul(b, da), a)));
+            }
+            break;
+        }
+        case F_SIN: r = ex_mul(ex_call(F_COS, 1, &a), da); break;
+        case F_COS: r = ex_neg(ex_mul(ex_call(F_SIN, 1, &a), da)); break;
+        case F_TAN: r = ex_mul(ex_add(one, ex_powi(n, 2)), da); break;
+        case F_TANH: r = ex_mul(ex_sub(one, ex_powi(n, 2)), da); break;
+        case F_ATAN: r = ex_div(da, ex_add(one, ex_powi(a, 2))); break;
+        case F_SINH: r = ex_mul(ex_call(F_COSH, 1, &a), da); break;
+        case F_COSH: r = ex_mul(ex_call(F_SINH, 1, &a), da); break;
+        default:
+            if (!*bad) *bad = n->op + 1;
+            r = zero;
+            break;
+        }
+        break;
+    }
+    }
+    n->memo_tag = tag;
+    n->memo = r;
+    return r;
+}
+
+Node *ex_diff(Node *n, int arr, const Index idx[3], int *bad)
+{
+    *bad = 0;
+    Node *r = diff_rec(n, arr, idx, bad, ++memo_counter);
+    return *bad ? NULL : r;
+}
+
+static Node *shift_rec(Node *n, const long off[3], int tag)
+{
+    if (n->memo_tag == tag) return n->memo;
+    Node *r;
+    if (n->kind == E_TAP) {
+        Index idx[3];
+        for (int d = 0; d < 3; ++d) {
+            idx[d] = n->idx[d];
+            if (idx[d].kind == IK_VAR) idx[d].c += off[d];
+        }
+        r = ex_tap(n->ref, idx);
+    } else if (n->nargs == 0) {
+        r = n;
+    } else {
+        Node *a[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < n->nargs; ++i) a[i] = shift_rec(n->a[i], off, tag);
+        switch (n->kind) {
+        case E_ADD: case E_SUB: case E_MUL: case E_DIV: r = ex_bin(n->kind, a[0], a[1]); break;
+        case E_NEG: r = ex_neg(a[0]); break;
+        case E_POWI: r = ex_powi(a[0], n->op); break;
+        case E_CALL: r = ex_call(n->op, n->nargs, a); break;
+        case E_SELECT: r = ex_select(a[0], a[1], a[2]); break;
+        case E_CMP: r = ex_cmp(n->op, a[0], a[1]); break;
+        default: r = n; break;
+        }
+    }
+    n->memo_tag = tag;
+    n->memo = r;
+    return r;
+}
+
+Node *ex_shift(Node *n, const long off[3]) { return shift_rec(n, off, ++memo_counter); }
+
+static void taps_rec(Node *n, int arr, Node **out, int *cnt, int max, int tag)
+{
+    if (n->mark == tag) return;
+    n->mark = tag;
+    if (n->kind == E_TAP && (arr < 0 || n->ref == arr)) {
+        if (*cnt < max) out[*cnt] = n;
+        ++*cnt;
+    }
+    for (int i = 0; i < n->nargs; ++i) taps_rec(n->a[i], arr, out, cnt, max, tag);
+}
+
+static int mark_counter = 1000000;
+
+int ex_taps(Node *n, int arr, Node **out, int max)
+{
+    int cnt = 0;
+    taps_rec(n, arr, out, &cnt, max, ++mark_counter);
+    /* sort by node id for a deterministic order independent of traversal */
+    int m = cnt < max ? cnt : max;
+    for (int i = 1; i < m; ++i)
+        for (int j = i; j > 0 && out[j - 1]->id > out[j]->id; --j) {
+            Node *t = out[j]; out[j] = out[j - 1]; out[j - 1] = t;
+        }
+    return cnt;
+}
+
+int ex_reads(Node *n, int arr)
+{
+    Node *buf[1];
+    return ex_taps(n, arr, buf, 1) > 0;
+}
+
+static int param_rec(Node *n, int p, int tag)
+{
+    if (n->mark == tag) return 0;
+    n->mark = tag;
+    if (n->kind == E_PARAM && n->ref == p) return 1;
+    for (int i = 0; i < n->nargs; ++i)
+        if (param_rec(n->a[i], p, tag)) return 1;
+    return 0;
+}
+
+int ex_uses_param(Node *n, int p) { return param_rec(n, p, ++mark_counter); }

@@ -1,0 +1,156 @@
+/* stenc-gen: shared declarations of the generator (parser, expression DAG,
+ * analysis, differentiation, emission). */
+#ifndef STENC_GEN_H
+#define STENC_GEN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define MAXNAME 64
+#define MAXARR 32
+#define MAXPARAM 32
+#define MAXSTMT 16
+#define MAXKERN 16
+#define MAXRED 16
+#define MAXTAP 128
+
+/* One index of a tap, per dimension. */
+enum { IK_VAR = 0, IK_CONST = 1, IK_END = 2 };
+typedef struct { int kind; long c; } Index; /* VAR: i+c; CONST: c; END: n+c */
+
+enum {
+    E_NUM, E_PARAM, E_TAP, E_ADD, E_SUB, E_MUL, E_DIV, E_NEG, E_POWI, E_CALL,
+    E_SELECT, E_CMP
+};
+enum { F_SQRT, F_EXP, F_LOG, F_ABS, F_MIN, F_MAX, F_POW, F_SIN, F_COS, F_TAN,
+       F_TANH, F_ATAN, F_SINH, F_COSH, F_FLOOR, F_SIGN, F_COUNT };
+enum { C_LT, C_LE, C_GT, C_GE, C_EQ, C_NE };
+
+typedef struct Node {
+    int kind;
+    int op;           /* E_CALL: F_*; E_CMP: C_*; E_POWI: exponent */
+    double num;       /* E_NUM */
+    int ref;          /* E_PARAM: parameter; E_TAP: array */
+    Index idx[3];     /* E_TAP */
+    int nargs;
+    struct Node *a[3];
+    unsigned hash;
+    int id;
+    struct Node *chain;
+    /* scratch for traversals */
+    int mark, uses, tmp;
+    struct Node *memo; int memo_tag;
+} Node;
+
+typedef struct {
+    char name[MAXNAME];
+    int line;
+    long ext[3];      /* extent along d is n_d + ext[d] */
+    int is_const;     /* not differentiated */
+    int written;      /* written by some kernel statement */
+} Array;
+
+typedef struct {
+    int arr;          /* written array */
+    Index lhs[3];
+    Node *rhs;
+    int line;
+    int loop[3];      /* 1 if dimension d is looped */
+    long hi[3];       /* looped: p_d in [0, n_d + hi[d]); not looped: single point */
+} Stmt;
+
+typedef struct {
+    char name[MAXNAME];
+    int line;
+    Stmt st[MAXSTMT];
+    int nst;
+} Kernel;
+
+typedef struct {
+    char name[MAXNAME];
+    int line;
+    Node *f;
+} Reduce;
+
+typedef struct {
+    char name[MAXNAME];
+    const char *file;       /* user's .stn path (for messages) */
+    int dims;
+    Array arr[MAXARR];
+    int narr;
+    char param[MAXPARAM][MAXNAME];
+    int nparam;
+    Kernel k[MAXKERN];
+    int nk;
+    Reduce r[MAXRED];
+    int nr;
+} Stencil;
+
+/* error reporting: "FILE:LINE: error: ..." to stderr; returns -1 */
+int gen_error(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- expressions (expr.c) ---- */
+void ex_reset(void);
+Node *ex_num(double v);
+Node *ex_param(int p);
+Node *ex_tap(int arr, const Index idx[3]);
+Node *ex_bin(int kind, Node *a, Node *b);
+Node *ex_add(Node *a, Node *b);
+Node *ex_sub(Node *a, Node *b);
+Node *ex_mul(Node *a, Node *b);
+Node *ex_div(Node *a, Node *b);
+Node *ex_neg(Node *a);
+Node *ex_powi(Node *a, int n);
+Node *ex_call(int fn, int nargs, Node **args);
+Node *ex_select(Node *c, Node *a, Node *b);
+Node *ex_cmp(int op, Node *a, Node *b);
+int ex_is_num(const Node *n, double v);
+extern const char *const ex_fn_name[F_COUNT];
+extern const int ex_fn_arity[F_COUNT];
+int ex_fn_lookup(const char *name);
+
+/* d n / d tap(arr, idx); returns NULL and sets *bad to the offending
+ * function when n uses a non-differentiable function on the path. */
+Node *ex_diff(Node *n, int arr, const Index idx[3], int *bad);
+/* n with every VAR tap index shifted by off[d] (only dims with loop[d]). */
+Node *ex_shift(Node *n, const long off[3]);
+/* collect distinct taps of n (all arrays, or one array when arr >= 0) */
+int ex_taps(Node *n, int arr, Node **out, int max);
+/* does n read array arr? */
+int ex_reads(Node *n, int arr);
+/* does n use parameter p? */
+int ex_uses_param(Node *n, int p);
+
+/* ---- printing (print.c) ---- */
+/* How taps are written in C. */
+enum { TAP_DIRECT, TAP_MAPPED, TAP_STN };
+typedef struct {
+    const Stencil *s;
+    int tapmode;
+    const char *const *arrname;   /* name to print for array index (NULL: s->arr) */
+} PrintCtx;
+
+/* Print the roots as C: temporaries "const stn_real tN = ...;" followed by
+ * each root assigned via fmt (a printf format with one %s for the
+ * expression), one per root; indent prefixes every line. */
+void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
+                const char *const *fmts, const char *indent);
+/* Print one expression in the stencil language (no temporaries). */
+void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *arrname);
+void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
+
+/* ---- parsing (parse.c) ---- */
+/* Parse m4-expanded text (with #line directives) into s. */
+int parse_stencil(const char *text, const char *file, int dims, Stencil *s);
+
+/* ---- analysis (analyze.c) ---- */
+int analyze(Stencil *s);
+const char *dimvar(int d);   /* "i","j","k" */
+const char *dimn(int d);     /* "nx","ny","nz" */
+
+/* ---- emission (emit.c) ---- */
+int emit_instance(FILE *f, const Stencil *s);
+int emit_adjoint_dump(FILE *f, const Stencil *s);
+
+#endif

@@ -1,0 +1,264 @@
+/* stenc-gen: printing expressions, as C (with shared temporaries) and in the
+ * stencil language (for the readable adjoint files). */
+#include "gen.h"
+
+#include <math.h>
+#include <string.h>
+
+static int tmp_counter;
+static int use_tag = 2000000000;
+
+static const char *cmp_op[] = {"<", "<=", ">", ">=", "==", "!="};
+static const char *c_fn[F_COUNT] = {
+    "sqrt", "exp", "log", "fabs", "fmin", "fmax", "pow", "sin", "cos", "tan",
+    "tanh", "atan", "sinh", "cosh", "floor", NULL};
+
+static const char *aname(const Stencil *s, const char *const *names, int a)
+{
+    return names ? names[a] : s->arr[a].name;
+}
+
+static void pr_num(FILE *f, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        fprintf(f, "((stn_real)%.0f)", v);
+    else
+        fprintf(f, "((stn_real)%.17g)", v);
+}
+
+static void pr_index(FILE *f, int d, Index ix)
+{
+    if (ix.kind == IK_VAR) {
+        if (ix.c == 0) fprintf(f, "%s", dimvar(d));
+        else fprintf(f, "%s%+ld", dimvar(d), ix.c);
+    } else if (ix.kind == IK_CONST) {
+        fprintf(f, "%ld", ix.c);
+    } else {
+        if (ix.c == 0) fprintf(f, "%s", dimn(d));
+        else fprintf(f, "%s%+ld", dimn(d), ix.c);
+    }
+}
+
+/* C form of an index: loop variables are i,j,k; sizes are st_n0..st_n2 */
+static void pr_index_c(FILE *f, int d, Index ix)
+{
+    if (ix.kind == IK_VAR) {
+        if (ix.c == 0) fprintf(f, "%s", dimvar(d));
+        else fprintf(f, "%s%+ld", dimvar(d), ix.c);
+    } else if (ix.kind == IK_CONST) {
+        fprintf(f, "%ld", ix.c);
+    } else {
+        fprintf(f, "st_n%d%+ld", d, ix.c);
+    }
+}
+
+void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
+{
+    const char *nm = aname(pc->s, pc->arrname, t->ref);
+    int D = pc->s->dims;
+    fprintf(f, "%s[", nm);
+    for (int d = 0; d < D; ++d) {
+        if (d > 0) fprintf(f, " + %s_s%d*(", nm, d - 1);
+        if (pc->tapmode == TAP_MAPPED && t->idx[d].kind == IK_VAR)
+            fprintf(f, "(ptrdiff_t)stenc_map(%s, %ld, st_n%d, mode)", dimvar(d), t->idx[d].c, d);
+        else {
+            fprintf(f, "(");
+            pr_index_c(f, d, t->idx[d]);
+            fprintf(f, ")");
+        }
+    }
+    for (int d = 1; d < D; ++d) fprintf(f, ")");
+    fprintf(f, "]");
+}
+
+static void count_uses(Node *n, int tag)
+{
+    if (n->mark == tag) { n->uses++; return; }
+    n->mark = tag;
+    n->uses = 1;
+    n->tmp = 0;
+    for (int i = 0; i < n->nargs; ++i) count_uses(n->a[i], tag);
+}
+
+static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n);
+
+static void pr_operand(FILE *f, const PrintCtx *pc, const Node *n)
+{
+    if (n->tmp) fprintf(f, "t%d", n->tmp);
+    else pr_expr_c(f, pc, n);
+}
+
+static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n)
+{
+    switch (n->kind) {
+    case E_NUM: pr_num(f, n->num); return;
+    case E_PARAM: fprintf(f, "%s", pc->s->param[n->ref]); return;
+    case E_TAP: pr_tap_c(f, pc, n); return;
+    case E_ADD: case E_SUB: case E_MUL: case E_DIV: {
+        const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : "/";
+        fprintf(f, "(");
+        pr_operand(f, pc, n->a[0]);
+        fprintf(f, "%s", op);
+        pr_operand(f, pc, n->a[1]);
+        fprintf(f, ")");
+        return;
+    }
+    case E_NEG: fprintf(f, "(-"); pr_operand(f, pc, n->a[0]); fprintf(f, ")"); return;
+    case E_POWI: {
+        int e = n->op < 0 ? -n->op : n->op;
+        fprintf(f, "(");
+        if (n->op < 0) fprintf(f, "((stn_real)1)/(");
+        if (e <= 4) {
+            for (int i = 0; i < e; ++i) {
+                if (i) fprintf(f, "*");
+                pr_operand(f, pc, n->a[0]);
+            }
+        } else {
+            fprintf(f, "pow(");
+            pr_operand(f, pc, n->a[0]);
+            fprintf(f, ", (stn_real)%d)", e);
+        }
+        if (n->op < 0) fprintf(f, ")");
+        fprintf(f, ")");
+        return;
+    }
+    case E_CALL:
+        if (n->op == F_SIGN) {
+            fprintf(f, "((stn_real)((");
+            pr_operand(f, pc, n->a[0]);
+            fprintf(f, " > 0) - (");
+            pr_operand(f, pc, n->a[0]);
+            fprintf(f, " < 0)))");
+            return;
+        }
+        fprintf(f, "%s(", c_fn[n->op]);
+        for (int i = 0; i < n->nargs; ++i) {
+            if (i) fprintf(f, ", ");
+            pr_operand(f, pc, n->a[i]);
+        }
+        fprintf(f, ")");
+        return;
+    case E_SELECT:
+        fprintf(f, "(");
+        pr_operand(f, pc, n->a[0]);
+        fprintf(f, " ? ");
+        pr_operand(f, pc, n->a[1]);
+        fprintf(f, " : ");
+        pr_operand(f, pc, n->a[2]);
+        fprintf(f, ")");
+        return;
+    case E_CMP:
+        fprintf(f, "(");
+        pr_operand(f, pc, n->a[0]);
+        fprintf(f, " %s ", cmp_op[n->op]);
+        pr_operand(f, pc, n->a[1]);
+        fprintf(f, ")");
+        return;
+    }
+}
+
+static int needs_tmp(const Node *n)
+{
+    if (n->kind == E_NUM || n->kind == E_PARAM) return 0;
+    if (n->uses > 1) return 1;
+    return 0;
+}
+
+static void emit_tmps(FILE *f, const PrintCtx *pc, Node *n, const char *indent, int tag)
+{
+    if (n->mark == tag) return;
+    n->mark = tag;
+    for (int i = 0; i < n->nargs; ++i) emit_tmps(f, pc, n->a[i], indent, tag);
+    /* a power's base is printed several times: give it a temporary */
+    if (n->kind == E_POWI && n->a[0]->kind != E_TAP && n->a[0]->kind != E_PARAM &&
+        n->a[0]->kind != E_NUM && !n->a[0]->tmp) {
+        Node *b = n->a[0];
+        int id = ++tmp_counter;
+        fprintf(f, "%sconst stn_real t%d = ", indent, id);
+        pr_expr_c(f, pc, b);
+        fprintf(f, ";\n");
+        b->tmp = id;
+    }
+    if (needs_tmp(n) && n->kind != E_CMP) {
+        int id = ++tmp_counter;
+        fprintf(f, "%sconst stn_real t%d = ", indent, id);
+        pr_expr_c(f, pc, n);
+        fprintf(f, ";\n");
+        n->tmp = id;
+    }
+}
+
+void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
+                const char *const *fmts, const char *indent)
+{
+    int tag = --use_tag;
+    for (int r = 0; r < nroots; ++r) count_uses(roots[r], tag);
+    /* roots themselves are used once more by their assignment */
+    int tag2 = --use_tag;
+    for (int r = 0; r < nroots; ++r) emit_tmps(f, pc, roots[r], indent, tag2);
+    for (int r = 0; r < nroots; ++r) {
+        char buf[1 << 16];
+        FILE *m = fmemopen(buf, sizeof buf, "w");
+        pr_operand(m, pc, roots[r]);
+        fclose(m);
+        buf[sizeof buf - 1] = 0;
+        fprintf(f, "%s", indent);
+        fprintf(f, fmts[r], buf);
+        fprintf(f, "\n");
+    }
+}
+
+/* ---- stencil language ---- */
+
+static void pr_stn_index(FILE *f, int d, Index ix) { pr_index(f, d, ix); }
+
+void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *names)
+{
+    switch (n->kind) {
+    case E_NUM:
+        if (n->num == floor(n->num) && fabs(n->num) < 1e15) fprintf(f, "%.0f", n->num);
+        else fprintf(f, "%.17g", n->num);
+        return;
+    case E_PARAM: fprintf(f, "%s", s->param[n->ref]); return;
+    case E_TAP:
+        fprintf(f, "%s[", aname(s, names, n->ref));
+        for (int d = 0; d < s->dims; ++d) {
+            if (d) fprintf(f, ",");
+            pr_stn_index(f, d, n->idx[d]);
+        }
+        fprintf(f, "]");
+        return;
+    case E_ADD: case E_SUB: case E_MUL: case E_DIV: {
+        const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : "/";
+        fprintf(f, "(");
+        pr_stn(f, s, n->a[0], names);
+        fprintf(f, "%s", op);
+        pr_stn(f, s, n->a[1], names);
+        fprintf(f, ")");
+        return;
+    }
+    case E_NEG: fprintf(f, "(-"); pr_stn(f, s, n->a[0], names); fprintf(f, ")"); return;
+    case E_POWI: fprintf(f, "("); pr_stn(f, s, n->a[0], names); fprintf(f, ")^%d", n->op); return;
+    case E_CALL:
+        fprintf(f, "%s(", ex_fn_name[n->op]);
+        for (int i = 0; i < n->nargs; ++i) {
+            if (i) fprintf(f, ", ");
+            pr_stn(f, s, n->a[i], names);
+        }
+        fprintf(f, ")");
+        return;
+    case E_SELECT:
+        fprintf(f, "select(");
+        for (int i = 0; i < 3; ++i) {
+            if (i) fprintf(f, ", ");
+            pr_stn(f, s, n->a[i], names);
+        }
+        fprintf(f, ")");
+        return;
+    case E_CMP:
+        pr_stn(f, s, n->a[0], names);
+        fprintf(f, " %s ", cmp_op[n->op]);
+        pr_stn(f, s, n->a[1], names);
+        return;
+    }
+}

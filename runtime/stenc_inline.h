@@ -1,0 +1,65 @@
+/* stenc runtime: inline index helpers used inside generated kernels, on the
+ * host and (compiled by nvcc) on the device. */
+#ifndef STENC_INLINE_H
+#define STENC_INLINE_H
+
+#include <stddef.h>
+#include "stenc.h"
+
+#if defined(__CUDACC__)
+#define STENC_HD static __host__ __device__ __forceinline__
+#else
+#define STENC_HD static inline
+#endif
+
+STENC_HD ptrdiff_t stenc_imax(ptrdiff_t a, ptrdiff_t b) { return a > b ? a : b; }
+STENC_HD ptrdiff_t stenc_imin(ptrdiff_t a, ptrdiff_t b) { return a < b ? a : b; }
+
+/* Clamp lo <= v <= hi (returns lo if hi < lo). */
+STENC_HD ptrdiff_t stenc_iclamp(ptrdiff_t v, ptrdiff_t lo, ptrdiff_t hi)
+{
+    return v > hi ? (hi < lo ? lo : hi) : (v < lo ? lo : v);
+}
+
+/* Index of grid coordinate p + o along a dimension of n points under the
+ * boundary mode: identity (valid), clamped (neumann) or wrapped (periodic). */
+STENC_HD size_t stenc_map(ptrdiff_t p, ptrdiff_t o, ptrdiff_t n, int mode)
+{
+    ptrdiff_t v = p + o;
+    if (mode == STENC_PERIODIC) {
+        ptrdiff_t m = v % n;
+        return (size_t)(m < 0 ? m + n : m);
+    }
+    if (mode == STENC_NEUMANN)
+        return (size_t)(v < 0 ? 0 : (v >= n ? n - 1 : v));
+    return (size_t)v;
+}
+
+/* The points p in [lo, hi) whose tap p + o lands on q under the mode, as the
+ * interval [*a, *b) (empty when *a >= *b).  For valid mode the domain
+ * [lo, hi) already guarantees in-bounds reads, so the map is the identity. */
+STENC_HD void stenc_preimage(ptrdiff_t q, ptrdiff_t o, ptrdiff_t n,
+                             ptrdiff_t lo, ptrdiff_t hi, int mode,
+                             ptrdiff_t *a, ptrdiff_t *b)
+{
+    if (mode == STENC_NEUMANN) {
+        ptrdiff_t s = (q == 0) ? lo : q - o;           /* first p */
+        ptrdiff_t e = (q == n - 1) ? hi : q - o + 1;    /* one past last p */
+        if (q == 0 && q != n - 1) e = stenc_imin(e, -o + 1);
+        if (q == n - 1 && q != 0) s = stenc_imax(s, n - 1 - o);
+        *a = stenc_imax(s, lo);
+        *b = stenc_imin(e, hi);
+        return;
+    }
+    if (mode == STENC_PERIODIC) {
+        ptrdiff_t m = (q - o) % n;
+        if (m < 0) m += n;
+        *a = m; *b = m + 1;
+        if (m < lo || m >= hi) *b = *a;
+        return;
+    }
+    *a = q - o; *b = q - o + 1;
+    if (*a < lo || *a >= hi) *b = *a;
+}
+
+#endif /* STENC_INLINE_H */
