@@ -712,8 +712,9 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     Str dom;
     str_open(&dom);
     for (int d = 0; d < D; ++d)
-        fprintf(dom.f, "const ptrdiff_t st_dlo%d = mode == STENC_VALID ? %ld : 0, st_dhi%d = st_n%d - (mode == STENC_VALID ? %ld : 0);\n    ",
-                d, -omin[d], d, d, omax[d]);
+        fprintf(dom.f, "const ptrdiff_t st_dlo%d = mode == STENC_VALID ? %ld : 0, st_dhi%d = st_n%d - (mode == STENC_VALID ? %ld : 0);\n"
+                       "    (void)st_dlo%d; (void)st_dhi%d;\n    ",
+                d, -omin[d], d, d, omax[d], d, d);
     char *sdom = str_close(&dom);
 
     /* gather expression at q for each differentiable array */

@@ -101,6 +101,7 @@ static int nout;
 
 static void cleanup(void)
 {
+    if (getenv("STENC_GEN_KEEP")) return; /* debugging: keep the temporaries */
     for (int i = 0; i < nout; ++i) { unlink(tmp_paths[i]); free(tmp_paths[i]); free(final_paths[i]); }
     nout = 0;
 }

@@ -90,7 +90,7 @@ $7$8$9    int st_rc = STENC_OK;
     double *st_ws = NULL;
     unsigned int *st_cnt = NULL;
     (void)st_cnt;
-m4_ifelse([[$2]], [[value]], [[stn_ws_vars]], [[$2]], [[value_grad]], [[stn_ws_vars]])m4_ifelse([[$2]], [[value]], [[stn_ws_alloc]], [[$2]], [[value_grad]], [[stn_ws_alloc]])$10m4_ifelse([[$2]], [[value]], [[stn_ws_result]], [[$2]], [[value_grad]], [[stn_ws_result]])    if (st_ws) (void)cudaFreeAsync(st_ws, stream);
+m4_ifelse([[$2]], [[value]], [[stn_ws_vars]], [[$2]], [[value_grad]], [[stn_ws_vars]])[[]]m4_ifelse([[$2]], [[value]], [[stn_ws_alloc]], [[$2]], [[value_grad]], [[stn_ws_alloc]])[[]]$10[[]]m4_ifelse([[$2]], [[value]], [[stn_ws_result]], [[$2]], [[value_grad]], [[stn_ws_result]])[[]]    if (st_ws) (void)cudaFreeAsync(st_ws, stream);
     return st_rc;
 }
 m4_divert(0)m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])

@@ -26,6 +26,11 @@ m4_define([[ifdims]], m4_defn([[stn_ifdims]]))
 m4_define([[sum_d]],
   [[stn_arity([[sum_d]], $#, 1, [[$1]])m4_pushdef([[stn_body]], [[$1]])(stn_body(x)+stn_body(y)stn_ifdims(3, [[+stn_body(z)]]))m4_popdef([[stn_body]])]])
 
+# at(A, DX, DY[, DZ]): the tap of A at integer offset (DX, DY[, DZ]) from the
+#   point, e.g. at(x, -1, 0, 0) is x[i-1,j,k].  DZ must be 0 (or absent) in 2D.
+m4_define([[at]],
+  [[m4_ifelse(m4_eval([[$#]] < 3 || [[$#]] > 4), 1, [[stn_fail([[at expects 3 or 4 arguments: at(A, dx, dy[, dz])]])]])m4_ifelse(STENC_DIMS, 2, [[m4_ifelse([[$4]], [[]], [[]], [[$4]], [[0]], [[]], [[stn_fail([[at: a z offset in a 2D stencil]])]])]])(stn_t([[$1]], $2, $3, m4_ifelse([[$4]], [[]], 0, [[$4]])))]])
+
 # --- taps -------------------------------------------------------------------
 
 # stn_ix(VAR, OFFSET): VAR, VAR+OFFSET or VAR-|OFFSET|.
