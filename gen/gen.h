@@ -10,7 +10,7 @@
 #define MAXARR 32
 #define MAXPARAM 32
 #define MAXSTMT 16
-#define MAXKERN 16
+#define MAXKERN 128
 #define MAXRED 16
 #define MAXTAP 128
 

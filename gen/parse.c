@@ -450,7 +450,7 @@ static int end_of_decl(Lex *L)
 static int parse_kernel(Lex *L)
 {
     Stencil *s = L->s;
-    if (s->nk == MAXKERN) return lerr(L, "too many kernels (at most %s)", "16");
+    if (s->nk == MAXKERN) return lerr(L, "too many kernels (at most %s)", "128");
     Kernel *k = &s->k[s->nk];
     memset(k, 0, sizeof *k);
     k->line = L->tline;

@@ -1,0 +1,421 @@
+/* The regularizer library: every regularizer x {2D, 3D} x {float, double} x
+ * {valid, neumann, periodic}.  Values against independent hand-written
+ * references; gradients against central finite differences of the reference
+ * (double); a Taylor test; fused value_grad against value and grad; the
+ * alpha/beta contract with NaN-poisoned outputs; the smallest grids; and
+ * bitwise-identical results with 1 and 2 OpenMP threads. */
+#include "testutil.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "tv.h"
+#include "tv_central.h"
+#include "tv_aniso.h"
+#include "huber.h"
+#include "tikhonov.h"
+#include "goods.h"
+#include "hessian.h"
+#include "tv_weighted.h"
+
+/* ---------------- independent reference ---------------- */
+
+typedef struct {
+    const double *x, *m;
+    size_t n[3];
+    int D, mode;
+    long p[3];
+} Pt;
+
+static long map1(long v, long n, int mode)
+{
+    if (mode == STENC_PERIODIC) { long r = v % n; return r < 0 ? r + n : r; }
+    if (mode == STENC_NEUMANN) return v < 0 ? 0 : (v >= n ? n - 1 : v);
+    return v;
+}
+static double X(const Pt *P, long dx, long dy, long dz)
+{
+    long i = map1(P->p[0] + dx, (long)P->n[0], P->mode), j = map1(P->p[1] + dy, (long)P->n[1], P->mode);
+    long k = P->D == 3 ? map1(P->p[2] + dz, (long)P->n[2], P->mode) : 0;
+    return P->x[(size_t)i + P->n[0] * ((size_t)j + P->n[1] * (size_t)k)];
+}
+static const long E[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+static double fwd(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) - X(P, 0, 0, 0); }
+static double cen(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) - X(P, -E[d][0], -E[d][1], -E[d][2]); }
+static double lap(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) + X(P, -E[d][0], -E[d][1], -E[d][2]) - 2 * X(P, 0, 0, 0); }
+static double mixed(const Pt *P, int d, int e)
+{
+    return X(P, E[d][0] + E[e][0], E[d][1] + E[e][1], E[d][2] + E[e][2]) - X(P, E[d][0], E[d][1], E[d][2]) -
+           X(P, E[e][0], E[e][1], E[e][2]) + X(P, 0, 0, 0);
+}
+
+/* w = {wx, wy, wz}, c = eps or delta */
+static double f_tv(const Pt *P, const double *w, double c)
+{ double s = c; for (int d = 0; d < P->D; ++d) s += w[d] * fwd(P, d) * fwd(P, d); return sqrt(s); }
+static double f_tvc(const Pt *P, const double *w, double c)
+{ double s = c; for (int d = 0; d < P->D; ++d) s += w[d] * cen(P, d) * cen(P, d); return sqrt(s); }
+static double f_tva(const Pt *P, const double *w, double c)
+{ double s = 0; for (int d = 0; d < P->D; ++d) s += sqrt(c + w[d] * fwd(P, d) * fwd(P, d)); return s; }
+static double f_huber(const Pt *P, const double *w, double c)
+{
+    double s = 0; for (int d = 0; d < P->D; ++d) s += w[d] * fwd(P, d) * fwd(P, d);
+    double r = sqrt(s);
+    return r <= c ? r * r / (2 * c) : r - c / 2;
+}
+static double f_lap(const Pt *P, const double *w, double c)
+{ (void)c; double s = 0; for (int d = 0; d < P->D; ++d) s += w[d] * lap(P, d); return s * s; }
+static double f_grad(const Pt *P, const double *w, double c)
+{ (void)c; double s = 0; for (int d = 0; d < P->D; ++d) s += w[d] * fwd(P, d) * fwd(P, d); return s; }
+static double f_id(const Pt *P, const double *w, double c) { (void)w; (void)c; double v = X(P, 0, 0, 0); return v * v; }
+static double f_goods(const Pt *P, const double *w, double c)
+{
+    double s = 0;
+    for (int d = 0; d < P->D; ++d) {
+        double a = sqrt(X(P, E[d][0], E[d][1], E[d][2]) + c) - sqrt(X(P, 0, 0, 0) + c);
+        s += w[d] * a * a;
+    }
+    return s;
+}
+static double f_hess(const Pt *P, const double *w, double c)
+{
+    double s = c;
+    for (int d = 0; d < P->D; ++d) s += w[d] * w[d] * lap(P, d) * lap(P, d);
+    for (int d = 0; d < P->D; ++d)
+        for (int e = d + 1; e < P->D; ++e) s += 2 * w[d] * w[e] * mixed(P, d, e) * mixed(P, d, e);
+    return sqrt(s);
+}
+static double f_tvw(const Pt *P, const double *w, double c)
+{
+    size_t q = (size_t)P->p[0] + P->n[0] * ((size_t)P->p[1] + P->n[1] * (size_t)P->p[2]);
+    return P->m[q] * f_tv(P, w, c);
+}
+
+typedef double (*ref_f)(const Pt *, const double *, double);
+
+/* ---------------- wrappers around the generated entry points ---------------- */
+
+/* what: 0 value, 1 grad, 2 value_grad; p = {wx, wy, wz, c} */
+typedef int (*wrap_f)(int what, size_t nx, size_t ny, size_t nz, int mode, const void *x, const void *m, const double *p,
+                      double *value, double alpha, double beta, void *g);
+
+#define W_ALL(NAME, BASE, A2, A3)                                                                                        \
+    static int NAME##_f64(int what, size_t nx, size_t ny, size_t nz, int mode, const void *xv, const void *mv,            \
+                          const double *p, double *value, double alpha, double beta, void *gv)                          \
+    {                                                                                                                    \
+        const double *x = xv, *m = mv; double *g = gv; (void)m; (void)p;                                                        \
+        if (nz == 0) {                                                                                                   \
+            if (what == 0) return stenc_##BASE##_value_2d_f64(nx, ny, mode, A2(x, m, p[0], p[1], p[3]), value);          \
+            if (what == 1) return stenc_##BASE##_grad_2d_f64(nx, ny, mode, A2(x, m, p[0], p[1], p[3]), alpha, beta, g);   \
+            return stenc_##BASE##_value_grad_2d_f64(nx, ny, mode, A2(x, m, p[0], p[1], p[3]), value, alpha, beta, g);     \
+        }                                                                                                                \
+        if (what == 0) return stenc_##BASE##_value_3d_f64(nx, ny, nz, mode, A3(x, m, p[0], p[1], p[2], p[3]), value);   \
+        if (what == 1) return stenc_##BASE##_grad_3d_f64(nx, ny, nz, mode, A3(x, m, p[0], p[1], p[2], p[3]), alpha, beta, g); \
+        return stenc_##BASE##_value_grad_3d_f64(nx, ny, nz, mode, A3(x, m, p[0], p[1], p[2], p[3]), value, alpha, beta, g); \
+    }                                                                                                                    \
+    static int NAME##_f32(int what, size_t nx, size_t ny, size_t nz, int mode, const void *xv, const void *mv,            \
+                          const double *pd, double *value, double alpha_, double beta_, void *gv)                       \
+    {                                                                                                                    \
+        const float *x = xv, *m = mv; float *g = gv; (void)m;                                                            \
+        float p[4] = {(float)pd[0], (float)pd[1], (float)pd[2], (float)pd[3]}; (void)p;                                         \
+        float alpha = (float)alpha_, beta = (float)beta_;                                                                \
+        if (nz == 0) {                                                                                                   \
+            if (what == 0) return stenc_##BASE##_value_2d_f32(nx, ny, mode, A2(x, m, p[0], p[1], p[3]), value);          \
+            if (what == 1) return stenc_##BASE##_grad_2d_f32(nx, ny, mode, A2(x, m, p[0], p[1], p[3]), alpha, beta, g);   \
+            return stenc_##BASE##_value_grad_2d_f32(nx, ny, mode, A2(x, m, p[0], p[1], p[3]), value, alpha, beta, g);     \
+        }                                                                                                                \
+        if (what == 0) return stenc_##BASE##_value_3d_f32(nx, ny, nz, mode, A3(x, m, p[0], p[1], p[2], p[3]), value);   \
+        if (what == 1) return stenc_##BASE##_grad_3d_f32(nx, ny, nz, mode, A3(x, m, p[0], p[1], p[2], p[3]), alpha, beta, g); \
+        return stenc_##BASE##_value_grad_3d_f32(nx, ny, nz, mode, A3(x, m, p[0], p[1], p[2], p[3]), value, alpha, beta, g); \
+    }
+
+#define A_W2(x, m, a, b, c) x, a, b, c
+#define A_W3(x, m, a, b, c, d) x, a, b, c, d
+#define A_N2(x, m, a, b, c) x, a, b
+#define A_N3(x, m, a, b, c, d) x, a, b, c
+#define A_X2(x, m, a, b, c) x
+#define A_X3(x, m, a, b, c, d) x
+#define A_M2(x, m, a, b, c) x, m, a, b, c
+#define A_M3(x, m, a, b, c, d) x, m, a, b, c, d
+
+W_ALL(w_tv, tv, A_W2, A_W3)
+W_ALL(w_tvc, tv_central, A_W2, A_W3)
+W_ALL(w_tva, tv_aniso, A_W2, A_W3)
+W_ALL(w_huber, huber, A_W2, A_W3)
+W_ALL(w_lap, tikhonov_laplace, A_N2, A_N3)
+W_ALL(w_grad, tikhonov_gradient, A_N2, A_N3)
+W_ALL(w_id, tikhonov_identity, A_X2, A_X3)
+W_ALL(w_goods, goods, A_W2, A_W3)
+W_ALL(w_hess, hessian, A_W2, A_W3)
+W_ALL(w_tvw, tv_weighted, A_M2, A_M3)
+
+typedef struct {
+    const char *name;
+    ref_f ref;
+    wrap_f f64, f32;
+    int lo, hi;        /* footprint: offsets lo..hi in every dimension used */
+    double c;          /* eps or delta */
+    double xlo, xhi;   /* data range */
+} Reg;
+
+static const Reg regs[] = {
+    {"tv", f_tv, w_tv_f64, w_tv_f32, 0, 1, 1e-2, -1, 1},
+    {"tv_central", f_tvc, w_tvc_f64, w_tvc_f32, -1, 1, 1e-2, -1, 1},
+    {"tv_aniso", f_tva, w_tva_f64, w_tva_f32, 0, 1, 1e-2, -1, 1},
+    {"huber", f_huber, w_huber_f64, w_huber_f32, 0, 1, 0.6, -1, 1},
+    {"tikhonov_laplace", f_lap, w_lap_f64, w_lap_f32, -1, 1, 0, -1, 1},
+    {"tikhonov_gradient", f_grad, w_grad_f64, w_grad_f32, 0, 1, 0, -1, 1},
+    {"tikhonov_identity", f_id, w_id_f64, w_id_f32, 0, 0, 0, -1, 1},
+    {"goods", f_goods, w_goods_f64, w_goods_f32, 0, 1, 1e-2, 0.1, 1},
+    {"hessian", f_hess, w_hess_f64, w_hess_f32, -1, 1, 1e-2, -1, 1},
+    {"tv_weighted", f_tvw, w_tvw_f64, w_tvw_f32, 0, 1, 1e-2, -1, 1},
+};
+#define NREG (sizeof regs / sizeof *regs)
+static const double W[4] = {0.7, 1.3, 0.9, 0};
+
+typedef struct {
+    size_t n[3];
+    int D;
+    size_t N;
+} Grid;
+
+static double ref_value(const Reg *r, const Grid *G, int mode, const double *x, const double *m)
+{
+    Pt P = {x, m, {G->n[0], G->n[1], G->D == 3 ? G->n[2] : 1}, G->D, mode, {0, 0, 0}};
+    double s = 0;
+    long lo = mode == STENC_VALID ? -r->lo : 0;
+    for (long k = 0; k < (G->D == 3 ? (long)G->n[2] : 1); ++k)
+        for (long j = 0; j < (long)G->n[1]; ++j)
+            for (long i = 0; i < (long)G->n[0]; ++i) {
+                long q[3] = {i, j, k};
+                int ok = 1;
+                if (mode == STENC_VALID)
+                    for (int d = 0; d < G->D; ++d)
+                        if (q[d] < lo || q[d] + r->hi >= (long)G->n[d]) ok = 0;
+                if (!ok) continue;
+                P.p[0] = i; P.p[1] = j; P.p[2] = k;
+                s += r->ref(&P, W, r->c);
+            }
+    return s;
+}
+
+static int call(const Reg *r, int f32, int what, const Grid *G, int mode, const double *x, const double *m,
+                double *value, double alpha, double beta, double *g)
+{
+    double p[4] = {W[0], W[1], W[2], r->c};
+    size_t nz = G->D == 3 ? G->n[2] : 0;
+    if (!f32) return r->f64(what, G->n[0], G->n[1], nz, mode, x, m, p, value, alpha, beta, g);
+    float *xf = falloc(G->N), *mf = falloc(G->N), *gf = falloc(G->N);
+    to_float(xf, x, G->N);
+    to_float(mf, m, G->N);
+    if (g) to_float(gf, g, G->N);
+    int rc = r->f32(what, G->n[0], G->n[1], nz, mode, xf, mf, p, value, alpha, beta, g ? gf : NULL);
+    if (g) for (size_t i = 0; i < G->N; ++i) g[i] = gf[i];
+    free(xf); free(mf); free(gf);
+    return rc;
+}
+
+static const char *mname(int mode) { return stenc_mode_name(mode); }
+
+static void setup(Grid *G, int D)
+{
+    G->D = D;
+    if (D == 2) { G->n[0] = 13; G->n[1] = 7; G->n[2] = 1; }
+    else { G->n[0] = 7; G->n[1] = 6; G->n[2] = 5; }
+    G->N = G->n[0] * G->n[1] * G->n[2];
+}
+
+/* value (f64 and f32) against the reference, gradient against central FD */
+static void check_reg(const Reg *r, int D, int mode)
+{
+    Grid G;
+    setup(&G, D);
+    rng_t rg = {1000 + (uint64_t)D * 10 + (uint64_t)mode};
+    double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *xp = dalloc(G.N);
+    dfill(x, G.N, &rg, r->xlo, r->xhi);
+    dfill(m, G.N, &rg, 0.5, 2);
+    double want = ref_value(r, &G, mode, x, m), got = NAN, gotf = NAN;
+    CK_OK(call(r, 0, 0, &G, mode, x, m, &got, 0, 0, NULL));
+    ck_assert_msg(reldiff(got, want, 1e-300) < 1e-12, "%s %dD %s value f64: %.17g vs reference %.17g", r->name, D, mname(mode), got, want);
+    CK_OK(call(r, 1, 0, &G, mode, x, m, &gotf, 0, 0, NULL));
+    ck_assert_msg(reldiff(gotf, want, 1e-300) < 1e-5, "%s %dD %s value f32: %.9g vs reference %.9g", r->name, D, mname(mode), gotf, want);
+    /* gradient vs central differences of the reference */
+    dnan(g, G.N);
+    CK_OK(call(r, 0, 1, &G, mode, x, m, NULL, 1, 0, g));
+    double gmax = 0;
+    for (size_t q = 0; q < G.N; ++q) gmax = fmax(gmax, fabs(g[q]));
+    const double h = 1e-6;
+    for (size_t q = 0; q < G.N; ++q) {
+        memcpy(xp, x, G.N * sizeof *x);
+        xp[q] = x[q] + h;
+        double fp = ref_value(r, &G, mode, xp, m);
+        xp[q] = x[q] - h;
+        double fm = ref_value(r, &G, mode, xp, m);
+        double fd = (fp - fm) / (2 * h);
+        ck_assert_msg(fabs(fd - g[q]) <= 1e-6 * fmax(gmax, 1e-3), "%s %dD %s grad at %zu: %.12g vs FD %.12g", r->name, D,
+                      mname(mode), q, g[q], fd);
+    }
+    /* float gradient against double */
+    double *gf = dalloc(G.N);
+    dnan(gf, G.N);
+    CK_OK(call(r, 1, 1, &G, mode, x, m, NULL, 1, 0, gf));
+    for (size_t q = 0; q < G.N; ++q)
+        ck_assert_msg(fabs(gf[q] - g[q]) <= 1e-4 * fmax(gmax, 1e-3), "%s %dD %s grad f32 at %zu: %.8g vs %.8g", r->name, D,
+                      mname(mode), q, gf[q], g[q]);
+    /* Taylor: the first-order remainder shrinks as h^2 */
+    double *v = dalloc(G.N);
+    dfill(v, G.N, &rg, -1, 1);
+    double gv = ddot(g, v, G.N), prev = 0;
+    int ok = 0;
+    for (int it = 0; it < 4; ++it) {
+        double hh = 1e-2 / (double)(1 << it), fv;
+        for (size_t q = 0; q < G.N; ++q) xp[q] = x[q] + hh * v[q];
+        CK_OK(call(r, 0, 0, &G, mode, xp, m, &fv, 0, 0, NULL));
+        double rem = fabs(fv - got - hh * gv);
+        if (it > 0 && prev > 1e-11) {
+            double ratio = prev / rem;
+            ck_assert_msg(ratio > 3.0 && ratio < 5.5, "%s %dD %s Taylor ratio %.3f at h=%g (remainders %.3g, %.3g)", r->name,
+                          D, mname(mode), ratio, hh, prev, rem);
+            ++ok;
+        }
+        prev = rem;
+    }
+    /* the identity Tikhonov term is quadratic: its remainder is exactly h^2|v|^2 */
+    ck_assert_msg(ok >= 2 || prev < 1e-11, "%s: Taylor test had too few usable steps", r->name);
+    free(x); free(m); free(g); free(xp); free(gf); free(v);
+}
+
+/* fused value_grad == value and grad; alpha/beta; NaN-poisoned beta == 0 */
+static void check_fused(const Reg *r, int D, int mode, int f32)
+{
+    Grid G;
+    setup(&G, D);
+    rng_t rg = {2000 + (uint64_t)D * 10 + (uint64_t)mode};
+    double *x = dalloc(G.N), *m = dalloc(G.N), *g1 = dalloc(G.N), *g2 = dalloc(G.N), *g0 = dalloc(G.N), *g3 = dalloc(G.N);
+    dfill(x, G.N, &rg, r->xlo, r->xhi);
+    dfill(m, G.N, &rg, 0.5, 2);
+    dfill(g0, G.N, &rg, -1, 1);
+    double v1, v2;
+    CK_OK(call(r, f32, 0, &G, mode, x, m, &v1, 0, 0, NULL));
+    dnan(g1, G.N);
+    CK_OK(call(r, f32, 1, &G, mode, x, m, NULL, 1, 0, g1));
+    dnan(g2, G.N);
+    CK_OK(call(r, f32, 2, &G, mode, x, m, &v2, 1, 0, g2));
+    ck_assert_msg(reldiff(v1, v2, 1e-300) < 1e-12, "%s %dD %s fused value %.17g vs %.17g", r->name, D, mname(mode), v2, v1);
+    double tol = f32 ? 1e-6 : 1e-14;
+    double gmax = 0;
+    for (size_t q = 0; q < G.N; ++q) gmax = fmax(gmax, fabs(g1[q]));
+    for (size_t q = 0; q < G.N; ++q) {
+        ck_assert_msg(!isnan(g1[q]) && !isnan(g2[q]), "%s: NaN left in the gradient (beta = 0 must overwrite)", r->name);
+        ck_assert_msg(fabs(g1[q] - g2[q]) <= tol * fmax(gmax, 1e-3), "%s %dD %s fused grad differs at %zu", r->name, D, mname(mode), q);
+    }
+    /* G = beta*G + alpha*grad */
+    memcpy(g3, g0, G.N * sizeof *g0);
+    CK_OK(call(r, f32, 1, &G, mode, x, m, NULL, 2.0, 0.5, g3));
+    for (size_t q = 0; q < G.N; ++q) {
+        double want = 0.5 * g0[q] + 2.0 * g1[q];
+        ck_assert_msg(fabs(g3[q] - want) <= (f32 ? 1e-5 : 1e-13) * fmax(fabs(want), 1), "%s alpha/beta at %zu: %g vs %g", r->name, q, g3[q], want);
+    }
+    free(x); free(m); free(g1); free(g2); free(g0); free(g3);
+}
+
+START_TEST(values_and_gradients)
+{
+    const Reg *r = &regs[_i / 6];
+    int D = 2 + (_i % 6) / 3, mode = _i % 3;
+    check_reg(r, D, mode);
+}
+END_TEST
+
+START_TEST(fused_alpha_beta)
+{
+    const Reg *r = &regs[_i / 12];
+    int D = 2 + (_i % 12) / 6, mode = (_i % 6) / 2, f32 = _i % 2;
+    check_fused(r, D, mode, f32);
+}
+END_TEST
+
+/* the smallest grids the stencils allow, and one below */
+START_TEST(smallest_grids)
+{
+    for (size_t ri = 0; ri < NREG; ++ri) {
+        const Reg *r = &regs[ri];
+        for (int D = 2; D <= 3; ++D) {
+            for (int mode = 0; mode < 3; ++mode) {
+                size_t mn = mode == STENC_VALID ? (size_t)(r->hi - r->lo + 1) : 1;
+                Grid G = {{mn, mn, D == 3 ? mn : 1}, D, 0};
+                G.N = G.n[0] * G.n[1] * G.n[2];
+                rng_t rg = {77};
+                double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), v;
+                dfill(x, G.N, &rg, r->xlo, r->xhi);
+                dfill(m, G.N, &rg, 0.5, 2);
+                CK_OK(call(r, 0, 0, &G, mode, x, m, &v, 0, 0, NULL));
+                double want = ref_value(r, &G, mode, x, m);
+                ck_assert_msg(reldiff(v, want, 1e-300) < 1e-12, "%s %dD %s on %zu^D: %g vs %g", r->name, D, mname(mode), mn, v, want);
+                dnan(g, G.N);
+                CK_OK(call(r, 0, 2, &G, mode, x, m, &v, 1, 0, g));
+                for (size_t q = 0; q < G.N; ++q) ck_assert(!isnan(g[q]));
+                if (mn > 1) {
+                    Grid S = G;
+                    S.n[0] = mn - 1;
+                    ck_assert_int_eq(call(r, 0, 0, &S, mode, x, m, &v, 0, 0, NULL), STENC_ERR_GRID);
+                }
+                free(x); free(m); free(g);
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(threads_bitwise)
+{
+#ifdef _OPENMP
+    Grid G = {{301, 97, 1}, 2, 301 * 97};
+    rng_t rg = {5};
+    double *x = dalloc(G.N), *m = dalloc(G.N), *g1 = dalloc(G.N), *g2 = dalloc(G.N);
+    dfill(x, G.N, &rg, 0.1, 1);
+    dfill(m, G.N, &rg, 0.5, 2);
+    int saved = omp_get_max_threads();
+    for (size_t ri = 0; ri < NREG; ++ri)
+        for (int mode = 0; mode < 3; ++mode) {
+            double v1, v2;
+            omp_set_num_threads(1);
+            CK_OK(call(&regs[ri], 1, 2, &G, mode, x, m, &v1, 1, 0, g1));
+            omp_set_num_threads(2);
+            CK_OK(call(&regs[ri], 1, 2, &G, mode, x, m, &v2, 1, 0, g2));
+            ck_assert_msg(memcmp(&v1, &v2, sizeof v1) == 0, "%s %s: value differs with 1 and 2 threads", regs[ri].name, mname(mode));
+            ck_assert_msg(memcmp(g1, g2, G.N * sizeof *g1) == 0, "%s: gradient differs with 1 and 2 threads", regs[ri].name);
+        }
+    omp_set_num_threads(saved);
+    free(x); free(m); free(g1); free(g2);
+#endif
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+    double x[64] = {0}, g[64], v;
+    ck_assert_int_eq(stenc_tv_value_2d_f64(8, 8, 7, x, 1, 1, 1e-3, &v), STENC_ERR_MODE);
+    ck_assert_int_eq(stenc_tv_value_2d_f64(8, 8, STENC_VALID, NULL, 1, 1, 1e-3, &v), STENC_ERR_NULL);
+    ck_assert_int_eq(stenc_tv_value_2d_f64(8, 8, STENC_VALID, x, 1, 1, 1e-3, NULL), STENC_ERR_NULL);
+    ck_assert_int_eq(stenc_tv_grad_2d_f64(8, 8, STENC_VALID, x, 1, 1, 1e-3, 1, 0, x), STENC_ERR_ALIAS);
+    ck_assert_int_eq(stenc_tv_grad_2d_f64(8, 8, STENC_VALID, x, 1, 1, 1e-3, 1, 0, x + 10), STENC_ERR_ALIAS);
+    ck_assert_int_eq(stenc_tv_grad_2d_f64(8, 8, STENC_VALID, x, 1, 1, 1e-3, 1, 0, NULL), STENC_ERR_NULL);
+    ck_assert_int_eq(stenc_tv_value_2d_f64((size_t)1 << 62, 8, STENC_NEUMANN, x, 1, 1, 1e-3, &v), STENC_ERR_OVERFLOW);
+    ck_assert_int_eq(stenc_tv_value_2d_f64((size_t)1 << 40, (size_t)1 << 40, STENC_NEUMANN, x, 1, 1, 1e-3, &v), STENC_ERR_OVERFLOW);
+    ck_assert_int_eq(stenc_tv_value_2d_f64(0, 8, STENC_NEUMANN, x, 1, 1, 1e-3, &v), STENC_ERR_GRID);
+    CK_OK(stenc_tv_grad_2d_f64(8, 8, STENC_VALID, x, 1, 1, 1e-3, 1, 0, g));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("regularizers");
+    TCase *tc = tcase_create("all");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, values_and_gradients, 0, (int)NREG * 6);
+    tcase_add_loop_test(tc, fused_alpha_beta, 0, (int)NREG * 12);
+    tcase_add_test(tc, smallest_grids);
+    tcase_add_test(tc, threads_bitwise);
+    tcase_add_test(tc, bad_arguments);
+    suite_add_tcase(s, tc);
+    return run_suite(s) ? 1 : 0;
+}

@@ -1,0 +1,79 @@
+/* Shared helpers of the stenc test suites. */
+#ifndef STENC_TESTUTIL_H
+#define STENC_TESTUTIL_H
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stenc.h"
+
+/* splitmix64: deterministic random numbers, independent of libc */
+typedef struct { uint64_t s; } rng_t;
+static inline uint64_t rng_next(rng_t *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+/* uniform in [lo, hi) */
+static inline double rng_uniform(rng_t *r, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static inline double *dalloc(size_t n)
+{
+    double *p = malloc((n ? n : 1) * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+static inline float *falloc(size_t n)
+{
+    float *p = malloc((n ? n : 1) * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+static inline void dfill(double *a, size_t n, rng_t *r, double lo, double hi)
+{
+    for (size_t i = 0; i < n; ++i) a[i] = rng_uniform(r, lo, hi);
+}
+static inline void dnan(double *a, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) a[i] = NAN;
+}
+static inline double ddot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+static inline void to_float(float *dst, const double *src, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) dst[i] = (float)src[i];
+}
+
+#define CK_OK(expr) ck_assert_msg((expr) == STENC_OK, "%s returned: %s", #expr, stenc_strerror(expr))
+
+/* relative difference |a-b| / max(|a|,|b|,floor) */
+static inline double reldiff(double a, double b, double floor)
+{
+    double m = fmax(fmax(fabs(a), fabs(b)), floor);
+    return fabs(a - b) / m;
+}
+
+/* run a suite, print Check's summary; returns number failed */
+static inline int run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf;
+}
+
+#endif
