@@ -53,6 +53,26 @@ static int check_fixed(const Stencil *s, int line, const char *what, int arr, in
     return 0;
 }
 
+/* 1 if fixed indices a and b can never name the same point along d; a
+ * const/end pair needs n_d > c_const - c_end, recorded in the kernel. */
+static int fixed_apart(Kernel *k, int d, Index a, Index b)
+{
+    if (a.kind == IK_VAR || b.kind == IK_VAR) return 0;
+    if (a.kind == b.kind) return a.c != b.c;
+    long cc = a.kind == IK_CONST ? a.c : b.c, ce = a.kind == IK_END ? a.c : b.c;
+    if (cc - ce + 1 > k->kmin[d]) k->kmin[d] = cc - ce + 1;
+    return 1;
+}
+
+/* Do two accesses of one array in a kernel stay apart (some dimension where
+ * both use fixed, different indices)? */
+static int accesses_apart(Kernel *k, int dims, const Index *a, const Index *b)
+{
+    for (int d = 0; d < dims; ++d)
+        if (fixed_apart(k, d, a[d], b[d])) return 1;
+    return 0;
+}
+
 static int check_stmt(Stencil *s, Kernel *k, int si)
 {
     Stmt *st = &k->st[si];
@@ -84,18 +104,19 @@ static int check_stmt(Stencil *s, Kernel *k, int si)
         /* written arrays: only the statement's own point */
         for (int o = 0; o < k->nst; ++o) {
             if (k->st[o].arr != tp->ref) continue;
-            if (o != si)
+            if (o != si) {
+                if (accesses_apart(k, s->dims, tp->idx, k->st[o].lhs)) continue;
                 return gen_error(s->file, st->line,
                                  "array '%s' is written by the statement at line %d of this kernel and read here: "
                                  "statements of one kernel run concurrently, so this would race",
                                  B->name, k->st[o].line);
-            int same = 1, disjoint = 0;
+            }
+            int same = 1;
             for (int d = 0; d < s->dims; ++d) {
                 Index a = tp->idx[d], b = st->lhs[d];
                 if (a.kind != b.kind || a.c != b.c) same = 0;
-                if (!st->loop[d] && (a.kind != b.kind || a.c != b.c)) disjoint = 1;
             }
-            if (!same && !disjoint)
+            if (!same && !accesses_apart(k, s->dims, tp->idx, st->lhs))
                 return gen_error(s->file, st->line,
                                  "read %s: array '%s' is written here at %s and read at a neighbour in the same kernel; "
                                  "that races between threads (write the result into another array)",
@@ -139,11 +160,13 @@ int analyze(Stencil *s)
     }
     for (int ki = 0; ki < s->nk; ++ki) {
         Kernel *k = &s->k[ki];
+        for (int d = 0; d < 3; ++d) k->kmin[d] = 1;
         for (int i = 0; i < k->nst; ++i) {
             for (int j = 0; j < i; ++j)
-                if (k->st[j].arr == k->st[i].arr)
+                if (k->st[j].arr == k->st[i].arr && !accesses_apart(k, s->dims, k->st[j].lhs, k->st[i].lhs))
                     return gen_error(s->file, k->st[i].line,
-                                     "array '%s' is already written by the statement at line %d of kernel '%s'",
+                                     "array '%s' is already written by the statement at line %d of kernel '%s' "
+                                     "(two statements may write one array only at fixed, different indices)",
                                      s->arr[k->st[i].arr].name, k->st[j].line, k->name);
             s->arr[k->st[i].arr].written = 1;
         }

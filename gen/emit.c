@@ -217,7 +217,7 @@ static void kernel_usage(const Stencil *s, const Kernel *k, int *reads, int *wri
 
 static void min_grid_kernel(const Stencil *s, const Kernel *k, const int *used, long *minn)
 {
-    for (int d = 0; d < 3; ++d) minn[d] = 1;
+    for (int d = 0; d < 3; ++d) minn[d] = k->kmin[d] > 1 ? k->kmin[d] : 1;
     for (int a = 0; a < s->narr; ++a)
         if (used[a])
             for (int d = 0; d < s->dims; ++d)
@@ -366,6 +366,14 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
 
 /* ---- array kernels: adjoint (vector-Jacobian product, gather form) ---- */
 
+static int is_self_tap(const Stmt *st, const Node *t)
+{
+    if (t->ref != st->arr) return 0;
+    for (int d = 0; d < 3; ++d)
+        if (t->idx[d].kind != st->lhs[d].kind || t->idx[d].c != st->lhs[d].c) return 0;
+    return 1;
+}
+
 typedef struct {
     int stmt;
     Node *tap;      /* the tap of X in the statement */
@@ -378,8 +386,16 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     int reads[MAXARR], writes[MAXARR], params[MAXPARAM], diff[MAXARR], used[MAXARR];
     kernel_usage(s, k, reads, writes, params);
     for (int a = 0; a < s->narr; ++a) {
-        diff[a] = reads[a] && !writes[a] && !s->arr[a].is_const;
+        diff[a] = 0;
         used[a] = reads[a] || writes[a];
+    }
+    /* a read is "cross" unless it is a statement's read of its own written point */
+    for (int si = 0; si < k->nst; ++si) {
+        Node *taps[MAXTAP];
+        int nt = ex_taps(k->st[si].rhs, -1, taps, MAXTAP);
+        for (int t = 0; t < nt; ++t)
+            if (!is_self_tap(&k->st[si], taps[t]) && (!s->arr[taps[t]->ref].is_const || writes[taps[t]->ref]))
+                diff[taps[t]->ref] = 1;
     }
     Ext E;
     ext_init(&E, s, "bar");
@@ -410,6 +426,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
             for (int t = 0; t < nt; ++t) {
                 char rd[64];
                 snprintf(rd, sizeof rd, "%s", s->arr[x].name);
+                if (is_self_tap(st, taps[t])) continue;
                 for (int d = 0; d < D; ++d)
                     if (st->loop[d] && taps[t]->idx[d].kind != IK_VAR)
                         return gen_error(s->file, st->line,
@@ -479,7 +496,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
         pr_c_block(in.f, &pc, &sum, 1, fmts, "            ");
         fprintf(in.f, "        }\n");
         /* border: guarded terms */
-        fprintf(bd.f, "{\n            %s\n            stn_real st_g = 0;\n", qs);
+        fprintf(bd.f, "{\n            %s\n            stn_real st_g = 0;\n            int st_hit = 0;\n", qs);
         for (int t = 0; t < nterm; ++t) {
             const Stmt *st = &k->st[terms[t].stmt];
             Index *ix = terms[t].tap->idx;
@@ -492,12 +509,14 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
                 } else if (ix[d].kind == IK_CONST) fprintf(bd.f, "%s == %ld", dimvar(d), ix[d].c);
                 else fprintf(bd.f, "%s == st_n%d%+ld", dimvar(d), d, ix[d].c);
             }
-            fprintf(bd.f, ") {\n");
+            fprintf(bd.f, ") {\n                st_hit = 1;\n");
             const char *f2[1] = {"st_g += %s;"};
             pr_c_block(bd.f, &pc, &terms[t].expr, 1, f2, "                ");
             fprintf(bd.f, "            }\n");
         }
-        fprintf(bd.f, "            %s_bar[st_q] += st_g;\n        }\n", s->arr[x].name);
+        /* only points that receive a contribution are touched: the others
+         * may be another statement's written points, read concurrently */
+        fprintf(bd.f, "            if (st_hit) %s_bar[st_q] += st_g;\n        }\n", s->arr[x].name);
         free(qs);
         char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
         job(jobs.f, D, 0, 0, sbox, sin, sbd);

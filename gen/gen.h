@@ -64,6 +64,7 @@ typedef struct {
     int line;
     Stmt st[MAXSTMT];
     int nst;
+    long kmin[3];     /* extra minimum grid sizes (fixed indices kept apart) */
 } Kernel;
 
 typedef struct {
