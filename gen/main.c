@@ -286,12 +286,20 @@ int main(int argc, char **argv)
         if (write_text(outdir, name, text)) return 1;
         free(text);
     }
-    /* everything succeeded: publish */
-    for (int i = 0; i < nout; ++i)
+    /* everything succeeded: publish (files whose content did not change keep
+     * their time stamps, so a build recompiles only what changed) */
+    for (int i = 0; i < nout; ++i) {
+        size_t la, lb;
+        char *a = read_file(tmp_paths[i], &la), *b = read_file(final_paths[i], &lb);
+        int same = a && b && la == lb && memcmp(a, b, la) == 0;
+        free(a);
+        free(b);
+        if (same) { unlink(tmp_paths[i]); continue; }
         if (rename(tmp_paths[i], final_paths[i]) != 0) {
             fprintf(stderr, "stenc-gen: cannot rename %s: %s\n", tmp_paths[i], strerror(errno));
             return 1;
         }
+    }
     nout = 0;
     return 0;
 }

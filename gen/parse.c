@@ -169,12 +169,26 @@ static int check_name(Lex *L, const char *name)
     if (strncmp(name, "stn_", 4) == 0 || strncmp(name, "m4_", 3) == 0 ||
         strncmp(name, "stenc_", 6) == 0 || name[0] == '_' || (name[0] == 't' && isdigit((unsigned char)name[1])))
         return lerr(L, "'%s': names starting with stn_, m4_, stenc_, _ or t<digit> are reserved", name);
+    size_t ln = strlen(name);
+    if ((ln > 4 && (strcmp(name + ln - 4, "_bar") == 0)) || (ln > 5 && strcmp(name + ln - 5, "_grad") == 0) ||
+        (ln > 3 && name[ln - 3] == '_' && name[ln - 2] == 's' && isdigit((unsigned char)name[ln - 1])) ||
+        strncmp(name, "st_", 3) == 0)
+        return lerr(L, "'%s': names ending in _bar, _grad or _s<digit>, or starting with st_, are reserved for generated code", name);
     if (ex_fn_lookup(name) >= 0)
         return lerr(L, "'%s' is a function name and cannot name an array or parameter", name);
     if (strlen(name) > 40)
         return lerr(L, "name '%s' is too long (at most 40 characters)", name);
     if (find_array(L->s, name) >= 0 || find_param(L->s, name) >= 0)
         return lerr(L, "'%s' is declared twice", name);
+    return 0;
+}
+
+/* kernel and reduction names only become parts of C function names */
+static int check_fname(Lex *L, const char *name)
+{
+    if (strncmp(name, "stn_", 4) == 0 || strncmp(name, "m4_", 3) == 0)
+        return lerr(L, "'%s': names starting with stn_ or m4_ are reserved", name);
+    if (strlen(name) > 40) return lerr(L, "name '%s' is too long (at most 40 characters)", name);
     return 0;
 }
 
@@ -287,6 +301,10 @@ static Node *parse_primary(Lex *L)
         int p = find_param(L->s, name);
         if (p >= 0) return ex_param(p);
         if (is_op(L, "(")) {
+            if (strcmp(name, "select") != 0 && ex_fn_lookup(name) < 0) {
+                gen_error(L->file, line, "unknown function or macro '%s' (see docs/language.md for the FD macros and functions)", name);
+                return NULL;
+            }
             next(L);
             Node *args[3] = {NULL, NULL, NULL};
             int n = 0;
@@ -455,7 +473,7 @@ static int parse_kernel(Lex *L)
     memset(k, 0, sizeof *k);
     k->line = L->tline;
     if (L->tok != T_ID) return lerr(L, "expected a kernel name, found %s", tokdesc(L));
-    if (check_name(L, L->text)) return -1;
+    if (check_fname(L, L->text)) return -1;
     for (int i = 0; i < s->nk; ++i)
         if (strcmp(s->k[i].name, L->text) == 0) return lerr(L, "kernel '%s' is defined twice", L->text);
     strcpy(k->name, L->text);
@@ -508,7 +526,7 @@ static int parse_reduce(Lex *L)
     memset(r, 0, sizeof *r);
     r->line = L->tline;
     if (L->tok != T_ID) return lerr(L, "expected a reduction name, found %s", tokdesc(L));
-    if (check_name(L, L->text)) return -1;
+    if (check_fname(L, L->text)) return -1;
     for (int i = 0; i < s->nr; ++i)
         if (strcmp(s->r[i].name, L->text) == 0) return lerr(L, "reduction '%s' is defined twice", L->text);
     for (int i = 0; i < s->nk; ++i)
