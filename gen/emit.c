@@ -654,6 +654,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         ndiff += diff[a];
     }
     for (int p = 0; p < s->nparam; ++p) params[p] = ex_uses_param(r->f, p);
+    int first_read = 0;
+    while (first_read < N - 1 && !reads[first_read]) ++first_read;
     Node *taps[MAXTAP];
     int nt = ex_taps(r->f, -1, taps, MAXTAP);
     long omin[3] = {0, 0, 0}, omax[3] = {0, 0, 0};
@@ -830,7 +832,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         if (want_g) {
             Str q;
             str_open(&q);
-            point_index(q.f, es, s->arr[0].name, "st_q");
+            point_index(q.f, es, s->arr[first_read].name, "st_q");
             /* all arrays of a reduction share the grid extent, so one index */
             char *qs = str_close(&q);
             fprintf(in.f, "            %s\n", qs);
@@ -861,7 +863,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         if (want_g) {
             Str q;
             str_open(&q);
-            point_index(q.f, es, s->arr[0].name, "st_q");
+            point_index(q.f, es, s->arr[first_read].name, "st_q");
             char *qs = str_close(&q);
             fprintf(bd.f, "            %s\n", qs);
             free(qs);
