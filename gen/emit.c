@@ -702,6 +702,11 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     for (int p = 0; p < s->nparam; ++p)
         if (params[p]) { fprintf(hargs.f, ", stn_real %s", s->param[p]); fprintf(hcall.f, ", %s", s->param[p]); }
     char *sha = str_close(&hargs), *shc = str_close(&hcall);
+    Str hv;
+    str_open(&hv);
+    for (int a = 0; a < N; ++a) if (reads[a]) fprintf(hv.f, " (void)%s;", s->arr[a].name);
+    for (int p = 0; p < s->nparam; ++p) if (params[p]) fprintf(hv.f, " (void)%s;", s->param[p]);
+    char *svoid = str_close(&hv);
 
     /* helpers: mapped value and mapped partials at a point */
     Str help;
@@ -718,12 +723,12 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         pr_c_block(help.f, &pcm, &root, 1, fm, "    ");
     }
     fprintf(help.f, "}\n");
-    if (ndt) {
-        fprintf(help.f, "stn_dev void stenc_h_%s_%dd_mpart_[[]]stn_sfx[[]](%s, stn_real *st_out)\n{\n    (void)mode;\n%s", base, D, sha, shstr);
-        char fmbuf[MAXTAP][32];
-        const char *fm[MAXTAP];
-        for (int t = 0; t < ndt; ++t) { snprintf(fmbuf[t], sizeof fmbuf[t], "st_out[%d] = %%s;", t); fm[t] = fmbuf[t]; }
-        pr_c_block(help.f, &pcm, part, ndt, fm, "    ");
+    /* one helper per tap: a border point needs each partial at a few points
+     * only, so computing all of them there would cost taps^2 */
+    for (int t = 0; t < ndt; ++t) {
+        fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s\n%s", base, D, t, sha, svoid, shstr);
+        const char *fm[1] = {"return %s;"};
+        pr_c_block(help.f, &pcm, &part[t], 1, fm, "    ");
         fprintf(help.f, "}\n");
     }
     free(shstr);
@@ -875,12 +880,12 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                             dimvar(d), dtaps[t]->idx[d].c, d, d, d, d, d);
                 fprintf(bd.f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
                               "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n"
-                              "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0) {\n"
-                              "                    stn_real st_o[%d];\n                    ", ndt);
+                              "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
+                              "                    st_g%d += ", dtaps[t]->ref);
                 char callbuf[400];
-                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mpart_[[]]stn_sfx[[]](st_p0, st_p1%s", base, D, D == 3 ? ", st_p2" : "");
+                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](st_p0, st_p1%s", base, D, t, D == 3 ? ", st_p2" : "");
                 fprintf(bd.f, shc, callbuf);
-                fprintf(bd.f, ", st_o);\n                    st_g%d += st_o[%d];\n                }\n", dtaps[t]->ref, t);
+                fprintf(bd.f, ");\n");
                 if (D == 2) fprintf(bd.f, "                (void)st_a2; (void)st_b2;\n");
                 fprintf(bd.f, "            }\n");
             }
@@ -902,7 +907,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }
     *helpers = shelp;
-    free(sha); free(shc); free(sdom);
+    free(sha); free(shc); free(sdom); free(svoid);
     return 0;
 }
 

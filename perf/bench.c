@@ -1,0 +1,291 @@
+/* stenc performance suite (CPU, and CUDA when a device is present).
+ *
+ * For every kernel: median time over repetitions after a warm-up, the bytes
+ * that must move (each input read once, each output written once), T_eff, and
+ * the ratio to a ceiling measured in the same run over the same bytes: a
+ * read-only sum (for values) or a copy (for gradients and updates).  Peers:
+ * a straightforward hand-written C loop nest for TV (same flags).
+ *
+ *   stenc-bench [--quick] [--gpu] [--csv FILE]
+ * Rows: kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "stenc.h"
+#include "tv.h"
+#include "tv_central.h"
+#include "tv_aniso.h"
+#include "huber.h"
+#include "tikhonov.h"
+#include "goods.h"
+#include "hessian.h"
+#include "tv_weighted.h"
+#include "diffusion.h"
+#include "acoustic3d.h"
+
+static FILE *csv;
+static int quick;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* median seconds of fn(ctx) over repetitions after one warm-up call */
+typedef void (*run_f)(void *ctx);
+static double median_time(run_f fn, void *ctx)
+{
+    double t[25];
+    fn(ctx);
+    double t0 = now();
+    fn(ctx);
+    double one = now() - t0;
+    int reps = one > 0.5 ? 3 : one > 0.05 ? 7 : quick ? 9 : 15;
+    for (int r = 0; r < reps; ++r) {
+        double s = now();
+        fn(ctx);
+        t[r] = now() - s;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmpd);
+    return t[reps / 2];
+}
+
+/* ---------------- ceilings ---------------- */
+typedef struct { size_t n; float *a, *b; double *da, *db; int dbl; double sink; } Ceil;
+static void run_sum(void *p)
+{
+    Ceil *c = p;
+    double s = 0;
+    if (c->dbl) {
+#pragma omp parallel for simd reduction(+:s) schedule(static)
+        for (size_t i = 0; i < c->n; ++i) s += c->da[i];
+    } else {
+#pragma omp parallel for simd reduction(+:s) schedule(static)
+        for (size_t i = 0; i < c->n; ++i) s += (double)c->a[i];
+    }
+    c->sink += s;
+}
+static void run_copy(void *p)
+{
+    Ceil *c = p;
+    if (c->dbl) {
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < c->n; ++i) c->db[i] = c->da[i];
+    } else {
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < c->n; ++i) c->b[i] = c->a[i];
+    }
+}
+
+static void row(const char *kernel, const char *entry, const char *backend, int dims, size_t nx, size_t ny, size_t nz,
+                const char *prec, double t, double bytes, const char *ceil, double ceil_gbs)
+{
+    double teff = bytes / t / 1e9;
+    fprintf(csv, "%s,%s,%s,%d,%zu,%zu,%zu,%s,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", kernel, entry, backend, dims, nx, ny, nz, prec,
+            t, bytes, teff, ceil, ceil_gbs, teff / ceil_gbs);
+    fflush(csv);
+    fprintf(stderr, "  %-18s %-10s %-6s %dD %5zux%zux%zu %s  %9.3f ms  %7.2f GB/s  %.2f of %s\n", kernel, entry, backend, dims, nx,
+            ny, nz, prec, 1e3 * t, teff, teff / ceil_gbs, ceil);
+}
+
+/* ---------------- regularizers ---------------- */
+typedef struct {
+    size_t nx, ny, nz;
+    int dims, dbl, what, mode, reg;
+    void *x, *m, *g;
+    double v;
+} RCtx;
+
+#define UNP(...) __VA_ARGS__
+#define CALLREG(BASE, A2F, A3F, A2D, A3D)                                                                                 \
+    if (c->dbl) {                                                                                                        \
+        const double *x = c->x, *m = c->m; double *g = c->g; (void)m;                                                    \
+        if (c->dims == 2) {                                                                                              \
+            if (c->what == 0) rc = stenc_##BASE##_value_2d_f64(c->nx, c->ny, c->mode, UNP A2D, &c->v);                      \
+            else if (c->what == 1) rc = stenc_##BASE##_grad_2d_f64(c->nx, c->ny, c->mode, UNP A2D, 1, 0, g);                \
+            else rc = stenc_##BASE##_value_grad_2d_f64(c->nx, c->ny, c->mode, UNP A2D, &c->v, 1, 0, g);                    \
+        } else {                                                                                                         \
+            if (c->what == 0) rc = stenc_##BASE##_value_3d_f64(c->nx, c->ny, c->nz, c->mode, UNP A3D, &c->v);               \
+            else if (c->what == 1) rc = stenc_##BASE##_grad_3d_f64(c->nx, c->ny, c->nz, c->mode, UNP A3D, 1, 0, g);         \
+            else rc = stenc_##BASE##_value_grad_3d_f64(c->nx, c->ny, c->nz, c->mode, UNP A3D, &c->v, 1, 0, g);             \
+        }                                                                                                                \
+    } else {                                                                                                             \
+        const float *x = c->x, *m = c->m; float *g = c->g; (void)m;                                                      \
+        if (c->dims == 2) {                                                                                              \
+            if (c->what == 0) rc = stenc_##BASE##_value_2d_f32(c->nx, c->ny, c->mode, UNP A2F, &c->v);                      \
+            else if (c->what == 1) rc = stenc_##BASE##_grad_2d_f32(c->nx, c->ny, c->mode, UNP A2F, 1, 0, g);                \
+            else rc = stenc_##BASE##_value_grad_2d_f32(c->nx, c->ny, c->mode, UNP A2F, &c->v, 1, 0, g);                    \
+        } else {                                                                                                         \
+            if (c->what == 0) rc = stenc_##BASE##_value_3d_f32(c->nx, c->ny, c->nz, c->mode, UNP A3F, &c->v);               \
+            else if (c->what == 1) rc = stenc_##BASE##_grad_3d_f32(c->nx, c->ny, c->nz, c->mode, UNP A3F, 1, 0, g);         \
+            else rc = stenc_##BASE##_value_grad_3d_f32(c->nx, c->ny, c->nz, c->mode, UNP A3F, &c->v, 1, 0, g);             \
+        }                                                                                                                \
+    }
+
+static const char *reg_names[] = {"tv", "tv_central", "tv_aniso", "huber", "tikhonov_laplace", "tikhonov_gradient",
+                                  "tikhonov_identity", "goods", "hessian", "tv_weighted"};
+#define NREG 10
+
+static void run_reg(void *p)
+{
+    RCtx *c = p;
+    int rc = STENC_OK;
+    switch (c->reg) {
+    case 0: CALLREG(tv, (x, 1.f, 1.f, 1e-3f), (x, 1.f, 1.f, 1.f, 1e-3f), (x, 1., 1., 1e-3), (x, 1., 1., 1., 1e-3)) break;
+    case 1: CALLREG(tv_central, (x, 1.f, 1.f, 1e-3f), (x, 1.f, 1.f, 1.f, 1e-3f), (x, 1., 1., 1e-3), (x, 1., 1., 1., 1e-3)) break;
+    case 2: CALLREG(tv_aniso, (x, 1.f, 1.f, 1e-3f), (x, 1.f, 1.f, 1.f, 1e-3f), (x, 1., 1., 1e-3), (x, 1., 1., 1., 1e-3)) break;
+    case 3: CALLREG(huber, (x, 1.f, 1.f, .1f), (x, 1.f, 1.f, 1.f, .1f), (x, 1., 1., .1), (x, 1., 1., 1., .1)) break;
+    case 4: CALLREG(tikhonov_laplace, (x, 1.f, 1.f), (x, 1.f, 1.f, 1.f), (x, 1., 1.), (x, 1., 1., 1.)) break;
+    case 5: CALLREG(tikhonov_gradient, (x, 1.f, 1.f), (x, 1.f, 1.f, 1.f), (x, 1., 1.), (x, 1., 1., 1.)) break;
+    case 6: CALLREG(tikhonov_identity, (x), (x), (x), (x)) break;
+    case 7: CALLREG(goods, (x, 1.f, 1.f, 1e-3f), (x, 1.f, 1.f, 1.f, 1e-3f), (x, 1., 1., 1e-3), (x, 1., 1., 1., 1e-3)) break;
+    case 8: CALLREG(hessian, (x, 1.f, 1.f, 1e-3f), (x, 1.f, 1.f, 1.f, 1e-3f), (x, 1., 1., 1e-3), (x, 1., 1., 1., 1e-3)) break;
+    case 9: CALLREG(tv_weighted, (x, m, 1.f, 1.f, 1e-3f), (x, m, 1.f, 1.f, 1.f, 1e-3f), (x, m, 1., 1., 1e-3), (x, m, 1., 1., 1., 1e-3)) break;
+    }
+    if (rc != STENC_OK) { fprintf(stderr, "stenc-bench: %s failed: %s\n", reg_names[c->reg], stenc_strerror(rc)); exit(1); }
+}
+
+/* ---------------- peer: a straightforward hand-written TV (2D, neumann) ---------------- */
+typedef struct { size_t nx, ny; const float *x; float *g; double v; int what; } Peer;
+static void run_peer(void *p)
+{
+    Peer *c = p;
+    size_t nx = c->nx, ny = c->ny;
+    const float *x = c->x;
+    if (c->what == 0) {
+        double s = 0;
+#pragma omp parallel for reduction(+:s) schedule(static)
+        for (size_t j = 0; j < ny; ++j)
+            for (size_t i = 0; i < nx; ++i) {
+                float a = x[(i + 1 < nx ? i + 1 : i) + nx * j] - x[i + nx * j];
+                float b = x[i + nx * (j + 1 < ny ? j + 1 : j)] - x[i + nx * j];
+                s += sqrtf(a * a + b * b + 1e-3f);
+            }
+        c->v = s;
+    } else {
+        /* the usual first gradient: zero, then scatter each point's partials */
+        memset(c->g, 0, nx * ny * sizeof *c->g);
+        for (size_t j = 0; j < ny; ++j)
+            for (size_t i = 0; i < nx; ++i) {
+                size_t ip = i + 1 < nx ? i + 1 : i, jp = j + 1 < ny ? j + 1 : j;
+                float a = x[ip + nx * j] - x[i + nx * j], b = x[i + nx * jp] - x[i + nx * j];
+                float r = 1.0f / sqrtf(a * a + b * b + 1e-3f);
+                c->g[ip + nx * j] += a * r;
+                c->g[i + nx * jp] += b * r;
+                c->g[i + nx * j] -= (a + b) * r;
+            }
+    }
+}
+
+/* ---------------- mini-app kernels ---------------- */
+typedef struct { size_t nx, ny, nz; int dims, adj, dbl; double *T, *T2, *Ci, *b0, *b1, *b2; } DCtx;
+static void run_diff(void *p)
+{
+    DCtx *c = p;
+    int rc;
+    if (c->dims == 2)
+        rc = c->adj ? stenc_diffusion_step_adjoint_2d_f64(c->nx, c->ny, c->T, c->Ci, 0.1, 1, 1, 1, c->b0, c->b1, c->b2)
+                    : stenc_diffusion_step_2d_f64(c->nx, c->ny, c->T2, c->T, c->Ci, 0.1, 1, 1, 1);
+    else
+        rc = c->adj ? stenc_diffusion_step_adjoint_3d_f64(c->nx, c->ny, c->nz, c->T, c->Ci, 0.1, 1, 1, 1, 1, c->b0, c->b1, c->b2)
+                    : stenc_diffusion_step_3d_f64(c->nx, c->ny, c->nz, c->T2, c->T, c->Ci, 0.1, 1, 1, 1, 1);
+    if (rc != STENC_OK) { fprintf(stderr, "diffusion: %s\n", stenc_strerror(rc)); exit(1); }
+}
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) { fprintf(stderr, "stenc-bench: out of memory (%zu bytes)\n", bytes); exit(1); }
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *csvpath = "build/perf/results.csv";
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csvpath = argv[++i];
+        else { fprintf(stderr, "usage: stenc-bench [--quick] [--csv FILE]\n"); return 2; }
+    }
+    csv = fopen(csvpath, "w");
+    if (!csv) { perror(csvpath); return 1; }
+    fprintf(csv, "kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio\n");
+    fprintf(stderr, "stenc-bench: %d OpenMP thread(s)%s\n", stenc_max_threads(), quick ? ", quick sizes" : "");
+    struct { int dims; size_t n[3]; } sizes[4];
+    int ns;
+    if (quick) { sizes[0].dims = 2; sizes[0].n[0] = sizes[0].n[1] = 1024; sizes[0].n[2] = 1;
+                 sizes[1].dims = 3; sizes[1].n[0] = sizes[1].n[1] = sizes[1].n[2] = 128; ns = 2; }
+    else {
+        sizes[0].dims = 2; sizes[0].n[0] = sizes[0].n[1] = 4096; sizes[0].n[2] = 1;
+        sizes[1].dims = 2; sizes[1].n[0] = sizes[1].n[1] = 10000; sizes[1].n[2] = 1;
+        sizes[2].dims = 3; sizes[2].n[0] = sizes[2].n[1] = sizes[2].n[2] = 256;
+        sizes[3].dims = 3; sizes[3].n[0] = sizes[3].n[1] = sizes[3].n[2] = 512;
+        ns = 4;
+    }
+    for (int si = 0; si < ns; ++si) {
+        size_t nx = sizes[si].n[0], ny = sizes[si].n[1], nz = sizes[si].n[2], N = nx * ny * nz;
+        int D = sizes[si].dims;
+        for (int dbl = 0; dbl <= 1; ++dbl) {
+            /* 512^3 in double needs 3 GiB per array set: float only */
+            if (!quick && D == 3 && nx == 512 && dbl) continue;
+            size_t es = dbl ? 8 : 4;
+            const char *prec = dbl ? "f64" : "f32";
+            void *x = xmalloc(N * es), *m = xmalloc(N * es), *g = xmalloc(N * es);
+            for (size_t q = 0; q < N; ++q) {
+                double v = sin(0.001 * (double)q) + 0.5 * cos(0.37 * (double)(q % 1013));
+                if (dbl) { ((double *)x)[q] = 1.5 + v; ((double *)m)[q] = 1.0; ((double *)g)[q] = 0; }
+                else { ((float *)x)[q] = (float)(1.5 + v); ((float *)m)[q] = 1.0f; ((float *)g)[q] = 0; }
+            }
+            Ceil c = {N, dbl ? NULL : x, dbl ? NULL : g, dbl ? x : NULL, dbl ? g : NULL, dbl, 0};
+            double tsum = median_time(run_sum, &c), tcopy = median_time(run_copy, &c);
+            double sum_gbs = (double)(N * es) / tsum / 1e9, copy_gbs = 2.0 * (double)(N * es) / tcopy / 1e9;
+            row("ceiling_sum", "read", "c", D, nx, ny, nz, prec, tsum, (double)(N * es), "sum", sum_gbs);
+            row("ceiling_copy", "copy", "c", D, nx, ny, nz, prec, tcopy, 2.0 * (double)(N * es), "copy", copy_gbs);
+            for (int reg = 0; reg < NREG; ++reg)
+                for (int what = 0; what < 3; ++what) {
+                    RCtx rc = {nx, ny, nz, D, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
+                    double t = median_time(run_reg, &rc);
+                    double inb = (double)(N * es) * (reg == 9 ? 2 : 1);
+                    double bytes = what == 0 ? inb : inb + (double)(N * es);
+                    row(reg_names[reg], what == 0 ? "value" : what == 1 ? "grad" : "value_grad", "stenc", D, nx, ny, nz, prec, t,
+                        bytes, what == 0 ? "sum" : "copy", what == 0 ? sum_gbs : copy_gbs);
+                }
+            if (D == 2 && !dbl) {
+                Peer pv = {nx, ny, x, g, 0, 0}, pg = {nx, ny, x, g, 0, 1};
+                double t = median_time(run_peer, &pv);
+                row("tv", "value", "handc", D, nx, ny, nz, prec, t, (double)(N * es), "sum", sum_gbs);
+                t = median_time(run_peer, &pg);
+                row("tv", "grad", "handc", D, nx, ny, nz, prec, t, 2.0 * (double)(N * es), "copy", copy_gbs);
+            }
+            if (dbl) {
+                double *T = x, *Ci = m, *T2 = g, *b0 = xmalloc(N * 8), *b1 = xmalloc(N * 8), *b2 = xmalloc(N * 8);
+                for (size_t q = 0; q < N; ++q) { b0[q] = 0; b1[q] = 1e-3 * (double)(q % 7); b2[q] = 0; }
+                DCtx dc = {nx, ny, nz, D, 0, 1, T, T2, Ci, b0, b1, b2};
+                double t = median_time(run_diff, &dc);
+                row("diffusion", "update", "stenc", D, nx, ny, nz, prec, t, 3.0 * (double)(N * 8), "copy", copy_gbs);
+                dc.adj = 1;
+                t = median_time(run_diff, &dc);
+                row("diffusion", "adjoint", "stenc", D, nx, ny, nz, prec, t, 8.0 * (double)(N * 8), "copy", copy_gbs);
+                free(b0); free(b1); free(b2);
+            }
+            free(x); free(m); free(g);
+        }
+    }
+    fclose(csv);
+    return 0;
+}

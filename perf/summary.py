@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Markdown summary of build/perf/results.csv: per kernel, T_eff and the ratio
+to the ceiling measured in the same run, and stenc's speed-up over the peers."""
+import csv
+import sys
+from collections import defaultdict
+
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("# stenc performance summary\n")
+print("T_eff = bytes that must move / median time; ratio = T_eff / ceiling measured in the same run")
+print("(read-only sum for values, copy for gradients and updates).\n")
+print("| kernel | entry | backend | dims | size | prec | median ms | T_eff GB/s | ceiling | ratio |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    size = f"{r['nx']}x{r['ny']}" + (f"x{r['nz']}" if r['dims'] == '3' else "")
+    print(f"| {r['kernel']} | {r['entry']} | {r['backend']} | {r['dims']}D | {size} | {r['precision']} | "
+          f"{1e3*float(r['median_s']):.3f} | {float(r['teff_gbs']):.2f} | {r['ceiling']} {float(r['ceiling_gbs']):.1f} | "
+          f"{float(r['ratio']):.2f} |")
+# speed-ups over peers (same kernel, entry, size, precision)
+key = lambda r: (r['kernel'], r['entry'], r['dims'], r['nx'], r['ny'], r['nz'], r['precision'])
+by = defaultdict(dict)
+for r in rows:
+    by[key(r)][r['backend']] = float(r['median_s'])
+lines = []
+for k, d in sorted(by.items()):
+    if 'stenc' in d:
+        for peer, t in d.items():
+            if peer != 'stenc':
+                lines.append(f"| {k[0]} | {k[1]} | {k[3]}x{k[4]}{'x'+k[5] if k[2]=='3' else ''} | {k[6]} | {peer} | {t/d['stenc']:.1f}x |")
+if lines:
+    print("\n## Speed-up of stenc over peers (peer time / stenc time)\n")
+    print("| kernel | entry | size | prec | peer | speed-up |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(lines))
+# value_grad vs grad
+vg = []
+for k, d in by.items():
+    if k[1] == 'value_grad' and 'stenc' in d:
+        g = by.get((k[0], 'grad') + k[2:], {}).get('stenc')
+        if g:
+            vg.append(d['stenc'] / g)
+if vg:
+    vg.sort()
+    print(f"\nvalue_grad / grad time: median {vg[len(vg)//2]:.2f}, max {vg[-1]:.2f} over {len(vg)} kernels.")
