@@ -1,0 +1,48 @@
+/* stenc demo: regularized deconvolution (2D image or 3D volume) on CPU.
+ *
+ *   minimise  L(p) = D(h * x, y) + lambda * R(x),   x = p^2 (non-negative)
+ *
+ * D is the Gaussian (least squares) or Poisson negative log-likelihood, h*x
+ * a circular convolution done with FFTW, R a regularizer from stenc's library
+ * evaluated with its generated value_grad kernel (neumann boundaries), and
+ * the optimiser liblbfgs's L-BFGS. */
+#ifndef STENC_DECONV_H
+#define STENC_DECONV_H
+
+#include <stddef.h>
+
+enum { DC_GAUSS = 0, DC_POISSON = 1 };
+enum { DC_TV = 0, DC_TV_ANISO, DC_HUBER, DC_HESSIAN, DC_TIKHONOV, DC_NREG };
+
+typedef struct dc_problem dc_problem;
+
+typedef struct {
+    double f_data, f_reg;     /* last evaluation */
+    double t_fft, t_reg, t_other; /* seconds spent, cumulative */
+    long n_eval;
+    double reg_bytes;         /* bytes the regularizer calls had to move */
+} dc_stats;
+
+/* Creates a problem for measured data y (nx x ny x nz, nz = 1 in 2D) and a
+ * PSF of the same size whose centre is at (nx/2, ny/2, nz/2).  Returns NULL on
+ * allocation failure or bad arguments (message in err). */
+dc_problem *dc_create(int dims, size_t nx, size_t ny, size_t nz, const double *y, const double *psf, int noise,
+                      int reg, double lambda, char *err, size_t errlen);
+void dc_free(dc_problem *P);
+
+/* Objective and gradient with respect to p (x = p^2); returns L(p). */
+double dc_eval(dc_problem *P, const double *p, double *grad);
+
+/* Blur x with the problem's PSF into out (the forward model h * x). */
+void dc_blur(dc_problem *P, const double *x, double *out);
+
+/* Runs L-BFGS from p (in/out) for at most iters iterations; log(it, L, |g|,
+ * ctx) is called per iteration.  Returns liblbfgs's status. */
+int dc_solve(dc_problem *P, double *p, int iters, void (*log)(int it, double f, double gnorm, const double *p, void *ctx),
+             void *ctx);
+
+const dc_stats *dc_get_stats(const dc_problem *P);
+const char *dc_reg_name(int reg);
+int dc_reg_parse(const char *name);
+
+#endif
