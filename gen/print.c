@@ -26,31 +26,25 @@ static void pr_num(FILE *f, double v)
         fprintf(f, "((stn_real)%.17g)", v);
 }
 
-static void pr_index(FILE *f, int d, Index ix)
+/* An index: loop variables i,j,k; an end-relative index as nx+c in the
+ * stencil language (c_form = 0) or st_n0+c in generated C (c_form = 1). */
+static void pr_index_form(FILE *f, int d, Index ix, int c_form)
 {
     if (ix.kind == IK_VAR) {
         if (ix.c == 0) fprintf(f, "%s", dimvar(d));
         else fprintf(f, "%s%+ld", dimvar(d), ix.c);
     } else if (ix.kind == IK_CONST) {
         fprintf(f, "%ld", ix.c);
-    } else {
-        if (ix.c == 0) fprintf(f, "%s", dimn(d));
-        else fprintf(f, "%s%+ld", dimn(d), ix.c);
-    }
-}
-
-/* C form of an index: loop variables are i,j,k; sizes are st_n0..st_n2 */
-static void pr_index_c(FILE *f, int d, Index ix)
-{
-    if (ix.kind == IK_VAR) {
-        if (ix.c == 0) fprintf(f, "%s", dimvar(d));
-        else fprintf(f, "%s%+ld", dimvar(d), ix.c);
-    } else if (ix.kind == IK_CONST) {
-        fprintf(f, "%ld", ix.c);
-    } else {
+    } else if (c_form) {
         fprintf(f, "st_n%d%+ld", d, ix.c);
+    } else if (ix.c == 0) {
+        fprintf(f, "%s", dimn(d));
+    } else {
+        fprintf(f, "%s%+ld", dimn(d), ix.c);
     }
 }
+static void pr_index(FILE *f, int d, Index ix) { pr_index_form(f, d, ix, 0); }
+static void pr_index_c(FILE *f, int d, Index ix) { pr_index_form(f, d, ix, 1); }
 
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
 {
