@@ -144,7 +144,12 @@ static void point_index(FILE *f, const Stencil *s, const char *name, const char 
 }
 
 /* A loop job written as stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER). */
-static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
+/* A loop job: stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC).
+ * MODESPEC = 1: the bodies use st_mode, which the templates make a constant
+ * per boundary mode (one loop copy per mode) so that the border's index maps
+ * fold into plain clamps and wraps. */
+static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
+                     int modespec)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -152,7 +157,12 @@ static void job(FILE *out, int D, int acc, int beta, const char *box, const char
     print_quoted(out, interior);
     fprintf(out, ",\n");
     print_quoted(out, border);
-    fprintf(out, ")\n");
+    fprintf(out, ", %d)\n", modespec);
+}
+
+static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
+{
+    job_mode(out, D, acc, beta, box, interior, border, 0);
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -696,7 +706,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     fprintf(hcall.f, "%%s");
     for (int d = 0; d < D; ++d) { fprintf(hargs.f, ", ptrdiff_t st_n%d", d); fprintf(hcall.f, ", st_n%d", d); }
     fprintf(hargs.f, ", int mode");
-    fprintf(hcall.f, ", mode");
+    fprintf(hcall.f, ", st_mode"); /* a compile-time constant in each specialised loop */
     for (int a = 0; a < N; ++a)
         if (reads[a]) { fprintf(hargs.f, ", const stn_real *stn_restrict %s", s->arr[a].name); fprintf(hcall.f, ", %s", s->arr[a].name); }
     for (int p = 0; p < s->nparam; ++p)
@@ -876,7 +886,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
             for (int t = 0; t < ndt; ++t) {
                 fprintf(bd.f, "            {\n                ptrdiff_t st_a0, st_b0, st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
                 for (int d = 0; d < D; ++d)
-                    fprintf(bd.f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, mode, &st_a%d, &st_b%d);\n",
+                    fprintf(bd.f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n",
                             dimvar(d), dtaps[t]->idx[d].c, d, d, d, d, d);
                 fprintf(bd.f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
                               "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n"
@@ -902,7 +912,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         print_quoted(out, sdoc); fprintf(out, ",\n");
         entry_pieces(out, sargs, schk, sset);
         fprintf(out, ",\n[[");
-        job(out, D, want_v, want_g, sbox, sin, sbd);
+        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1);
         fprintf(out, "]])\n\n");
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }

@@ -115,13 +115,15 @@ m4_define([[stn_ws_result]], [[    if (st_rc == STENC_OK) {
     }
 ]])
 
-# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER): a kernel (diversion 1)
+# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC): a kernel (diversion 1)
 # and its launch (here, inside the launcher).
 m4_define([[stn_job]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)
 __global__ void __launch_bounds__(STENC_CUDA_THREADS)
 stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]](stn_e_args, double *st_ws, unsigned int *st_cnt)
 {
 stn_e_pre    (void)st_ws; (void)st_cnt;
+m4_ifelse([[$7]], 1, [[    const int st_mode = mode;
+]])
     $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
     const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
