@@ -149,7 +149,7 @@ static void point_index(FILE *f, const Stencil *s, const char *name, const char 
  * per boundary mode (one loop copy per mode) so that the border's index maps
  * fold into plain clamps and wraps. */
 static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
-                     int modespec)
+                     int modespec, const char *borderrow)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -157,12 +157,14 @@ static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const
     print_quoted(out, interior);
     fprintf(out, ",\n");
     print_quoted(out, border);
-    fprintf(out, ", %d)\n", modespec);
+    fprintf(out, ", %d,\n", modespec);
+    print_quoted(out, borderrow);
+    fprintf(out, ")\n");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
 {
-    job_mode(out, D, acc, beta, box, interior, border, 0);
+    job_mode(out, D, acc, beta, box, interior, border, 0, "");
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -339,7 +341,7 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
         for (int i = 0; i < k->nst - 1; ++i) fprintf(box.f, ")");
         fprintf(box.f, ";\n    ");
     }
-    PrintCtx pc = {s, TAP_DIRECT, NULL};
+    PrintCtx pc = {s, TAP_DIRECT, NULL, NULL};
     for (int i = 0; i < k->nst; ++i) {
         const Stmt *st = &k->st[i];
         Str lhs;
@@ -411,7 +413,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     ext_init(&E, s, "bar");
     const Stencil *es = &E.s;
     int N = E.nuser;
-    PrintCtx pc = {es, TAP_DIRECT, E.names};
+    PrintCtx pc = {es, TAP_DIRECT, E.names, NULL};
     long minn[3];
     min_grid_kernel(s, k, used, minn);
     char base[160];
@@ -650,6 +652,79 @@ static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
     return rc;
 }
 
+/* Border rows (rows whose y/z position is within the footprint of an edge):
+ * their points in the x-interior have single x-preimages and direct x reads,
+ * so each tap's contribution is a vectorisable x loop over strips, with the
+ * y/z preimage intervals computed once per row and tap and y/z reads mapped.
+ * The remaining points (x near an edge) keep the generic border body. */
+static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r, int N, const int *diff, int ndt,
+                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, const char *unused, Str *bd)
+{
+    (void)unused;
+    int D = s->dims;
+    fflush(bd->f);
+    const char *border = bd->buf;
+    static const char *vars_q[3] = {"i", "j", "k"};
+    static const char *vars_p[3] = {"i", "st_p1", "st_p2"};
+    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q}, pp = {es, TAP_MAPPED_YZ, E->names, vars_p};
+    Str b;
+    str_open(&b);
+    fprintf(b.f, "{\n            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n"
+                 "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
+                 "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
+                 "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n",
+            border);
+    if (want_v) {
+        fprintf(b.f, "                if (j >= st_dlo1 && j < st_dhi1%s) {\n"
+                     "                    #pragma omp simd reduction(+:st_acc)\n"
+                     "                    for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
+                     "                        const ptrdiff_t i = st_i0 + st_ii;\n",
+                D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
+        const char *fm[1] = {"st_acc += (double)%s;"};
+        Node *root = r->f;
+        pr_c_block(b.f, &pq, &root, 1, fm, "                        ");
+        fprintf(b.f, "                    }\n                }\n");
+    }
+    if (want_g) {
+        for (int a = 0; a < N; ++a)
+            if (diff[a])
+                fprintf(b.f, "                stn_real st_ga%d[256];\n"
+                             "                for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) st_ga%d[st_ii] = 0;\n", a, a);
+        for (int t = 0; t < ndt; ++t) {
+            long off[3] = {-dtaps[t]->idx[0].c, 0, 0};
+            Node *pt = ex_shift(part[t], off);
+            fprintf(b.f, "                {\n                    ptrdiff_t st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
+            fprintf(b.f, "                    stenc_preimage(j, %ld, st_n1, st_dlo1, st_dhi1, st_mode, &st_a1, &st_b1);\n",
+                    dtaps[t]->idx[1].c);
+            if (D == 3)
+                fprintf(b.f, "                    stenc_preimage(k, %ld, st_n2, st_dlo2, st_dhi2, st_mode, &st_a2, &st_b2);\n",
+                        dtaps[t]->idx[2].c);
+            fprintf(b.f, "                    for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
+                         "                    for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1) {\n"
+                         "                        (void)st_p2;\n"
+                         "                        #pragma omp simd\n"
+                         "                        for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
+                         "                            const ptrdiff_t i = st_i0 + st_ii;\n");
+            char fmb[64];
+            snprintf(fmb, sizeof fmb, "st_ga%d[st_ii] += %%s;", dtaps[t]->ref);
+            const char *fm[1] = {fmb};
+            pr_c_block(b.f, &pp, &pt, 1, fm, "                            ");
+            fprintf(b.f, "                        }\n                    }\n                }\n");
+        }
+        fprintf(b.f, "                #pragma omp simd\n"
+                     "                for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
+                     "                    const ptrdiff_t i = st_i0 + st_ii;\n                    ");
+        point_index(b.f, es, s->arr[first_read].name, "st_q");
+        fprintf(b.f, "\n");
+        for (int a = 0; a < N; ++a)
+            if (diff[a])
+                fprintf(b.f, "                    { const stn_real st_gv = st_ga%d[st_ii]; stn_gstore(%s, st_q) }\n", a, E->names[N + a]);
+        fprintf(b.f, "                }\n");
+    }
+    fprintf(b.f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n        }\n", border);
+    return str_close(&b);
+}
+
 static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers)
 {
     int D = s->dims;
@@ -697,7 +772,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     }
     char base[160];
     func_base(s, r->name, base, sizeof base);
-    PrintCtx pcd = {es, TAP_DIRECT, E.names}, pcm = {es, TAP_MAPPED, E.names};
+    PrintCtx pcd = {es, TAP_DIRECT, E.names, NULL}, pcm = {es, TAP_MAPPED, E.names, NULL};
 
     /* helper argument lists */
     Str hargs, hcall;
@@ -903,6 +978,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                 if (diff[a]) fprintf(bd.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
         }
         fprintf(bd.f, "        }\n");
+        char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, bd.buf, &bd);
 
         char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
         char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
@@ -912,7 +988,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         print_quoted(out, sdoc); fprintf(out, ",\n");
         entry_pieces(out, sargs, schk, sset);
         fprintf(out, ",\n[[");
-        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1);
+        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr);
+        free(sbr);
         fprintf(out, "]])\n\n");
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }

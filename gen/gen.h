@@ -125,11 +125,12 @@ int ex_uses_param(Node *n, int p);
 
 /* ---- printing (print.c) ---- */
 /* How taps are written in C. */
-enum { TAP_DIRECT, TAP_MAPPED, TAP_STN };
+enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ };
 typedef struct {
     const Stencil *s;
     int tapmode;
     const char *const *arrname;   /* name to print for array index (NULL: s->arr) */
+    const char *const *vars;      /* loop variable names per dimension (NULL: i, j, k) */
 } PrintCtx;
 
 /* Print the roots as C: temporaries "const stn_real tN = ...;" followed by

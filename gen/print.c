@@ -26,13 +26,14 @@ static void pr_num(FILE *f, double v)
         fprintf(f, "((stn_real)%.17g)", v);
 }
 
-/* An index: loop variables i,j,k; an end-relative index as nx+c in the
- * stencil language (c_form = 0) or st_n0+c in generated C (c_form = 1). */
-static void pr_index_form(FILE *f, int d, Index ix, int c_form)
+/* An index: loop variables i,j,k (or vars); an end-relative index as nx+c in
+ * the stencil language (c_form = 0) or st_n0+c in generated C (c_form = 1). */
+static void pr_index_vars(FILE *f, int d, Index ix, int c_form, const char *const *vars)
 {
+    const char *v = vars ? vars[d] : dimvar(d);
     if (ix.kind == IK_VAR) {
-        if (ix.c == 0) fprintf(f, "%s", dimvar(d));
-        else fprintf(f, "%s%+ld", dimvar(d), ix.c);
+        if (ix.c == 0) fprintf(f, "%s", v);
+        else fprintf(f, "%s%+ld", v, ix.c);
     } else if (ix.kind == IK_CONST) {
         fprintf(f, "%ld", ix.c);
     } else if (c_form) {
@@ -43,8 +44,7 @@ static void pr_index_form(FILE *f, int d, Index ix, int c_form)
         fprintf(f, "%s%+ld", dimn(d), ix.c);
     }
 }
-static void pr_index(FILE *f, int d, Index ix) { pr_index_form(f, d, ix, 0); }
-static void pr_index_c(FILE *f, int d, Index ix) { pr_index_form(f, d, ix, 1); }
+static void pr_index(FILE *f, int d, Index ix) { pr_index_vars(f, d, ix, 0, NULL); }
 
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
 {
@@ -53,11 +53,14 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
     fprintf(f, "%s[", nm);
     for (int d = 0; d < D; ++d) {
         if (d > 0) fprintf(f, " + %s_s%d*(", nm, d - 1);
-        if (pc->tapmode == TAP_MAPPED && t->idx[d].kind == IK_VAR)
-            fprintf(f, "(ptrdiff_t)stenc_map(%s, %ld, st_n%d, mode)", dimvar(d), t->idx[d].c, d);
+        int mapped = (pc->tapmode == TAP_MAPPED || (pc->tapmode == TAP_MAPPED_YZ && d > 0)) && t->idx[d].kind == IK_VAR;
+        /* MAPPED_YZ is used inline in mode-specialised loops: st_mode */
+        if (mapped)
+            fprintf(f, "(ptrdiff_t)stenc_map(%s, %ld, st_n%d, %s)", pc->vars ? pc->vars[d] : dimvar(d), t->idx[d].c, d,
+                    pc->tapmode == TAP_MAPPED_YZ ? "st_mode" : "mode");
         else {
             fprintf(f, "(");
-            pr_index_c(f, d, t->idx[d]);
+            pr_index_vars(f, d, t->idx[d], 1, pc->vars);
             fprintf(f, ")");
         }
     }

@@ -51,7 +51,8 @@ $7$8$9m4_ifelse([[$2]], [[value]], [[    double st_value = 0;
 m4_define([[stn_gstore_set]], [[$1[$2] = alpha*st_gv;]])
 m4_define([[stn_gstore_upd]], [[$1[$2] = beta*$1[$2] + alpha*st_gv;]])
 
-# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC)
+# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW)
+#   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 m4_define([[stn_job]], [[    {
     $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
     const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
@@ -60,25 +61,25 @@ m4_define([[stn_job]], [[    {
 m4_ifelse([[$2]], 1, [[    double st_part[256];
 ]])m4_ifelse([[$3]], 1,
 [[    if (beta == 0) {
-m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_set]]))stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]])m4_popdef([[stn_gstore]])    } else {
-m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_upd]]))stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]])m4_popdef([[stn_gstore]])    }
-]], [[stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]])]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_set]]))stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]], [[$8]])m4_popdef([[stn_gstore]])    } else {
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_upd]]))stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]], [[$8]])m4_popdef([[stn_gstore]])    }
+]], [[stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]], [[$8]])]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
 
-# stn_modes(MODESPEC, DIMS, ACC, INTERIOR, BORDER): the loops once, or once
+# stn_modes(MODESPEC, DIMS, ACC, INTERIOR, BORDER, BORDER_ROW): the loops once, or once
 # per boundary mode with st_mode a constant inside (MODESPEC = 1)
 m4_define([[stn_modes]], [[m4_ifelse([[$1]], 1, [[    switch (mode) {
     case STENC_VALID: {
-stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[STENC_VALID]])    } break;
+stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[STENC_VALID]], [[$6]])    } break;
     case STENC_NEUMANN: {
-stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[STENC_NEUMANN]])    } break;
+stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[STENC_NEUMANN]], [[$6]])    } break;
     default: {
-stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[STENC_PERIODIC]])    } break;
+stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[STENC_PERIODIC]], [[$6]])    } break;
     }
-]], [[stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[]])]])]])
+]], [[stn_loops([[$2]], [[$3]], [[$4]], [[$5]], [[]], [[$6]])]])]])
 
-# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE)
+# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW)
 m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
     for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) {
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;
@@ -91,7 +92,9 @@ m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
 m4_ifelse([[$1]], 3, [[            const ptrdiff_t k = st_lo2 + st_r / st_n1r;
             const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
 ]], [[            const int st_in = j >= st_ilo1 && j < st_ihi1;
-]])            const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
+]])m4_ifelse([[$6]], [[]], [[]], [[            if (!st_in) $6 else
+]])            {
+            const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
             for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $4
@@ -100,6 +103,7 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t k = st_lo2 + st_r / st_n1r;
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
             for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         $4
+            }
             }
         }
 m4_ifelse([[$2]], 1, [[        st_part[st_c] = st_acc;
