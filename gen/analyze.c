@@ -154,10 +154,8 @@ static int check_stmt(Stencil *s, Kernel *k, int si)
 int analyze(Stencil *s)
 {
     if (!s->name[0]) return gen_error(s->file, 1, "missing 'stencil NAME' declaration");
-    for (int a = 0; a < s->narr; ++a) {
+    for (int a = 0; a < s->narr; ++a)
         for (int d = s->dims; d < 3; ++d) s->arr[a].ext[d] = 0;
-        s->arr[a].written = 0;
-    }
     for (int ki = 0; ki < s->nk; ++ki) {
         Kernel *k = &s->k[ki];
         for (int d = 0; d < 3; ++d) k->kmin[d] = 1;
@@ -168,7 +166,6 @@ int analyze(Stencil *s)
                                      "array '%s' is already written by the statement at line %d of kernel '%s' "
                                      "(two statements may write one array only at fixed, different indices)",
                                      s->arr[k->st[i].arr].name, k->st[j].line, k->name);
-            s->arr[k->st[i].arr].written = 1;
         }
         for (int i = 0; i < k->nst; ++i)
             if (check_stmt(s, k, i)) return -1;

@@ -540,13 +540,11 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     /* phase 2: the written arrays' own adjoints */
     for (int si = 0; si < k->nst; ++si) {
         const Stmt *st = &k->st[si];
-        Node *self = ex_tap(st->arr, st->lhs);
         int bad = 0;
         Node *fac = ex_diff(st->rhs, st->arr, st->lhs, &bad);
         if (!fac)
             return gen_error(s->file, st->line, "cannot differentiate the in-place update of '%s': %s() is not differentiable",
                              s->arr[st->arr].name, ex_fn_name[bad - 1]);
-        (void)self;
         if (ex_is_num(fac, 1)) continue;
         Str box, in;
         str_open(&box); str_open(&in);
@@ -658,9 +656,8 @@ static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
  * y/z preimage intervals computed once per row and tap and y/z reads mapped.
  * The remaining points (x near an edge) keep the generic border body. */
 static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r, int N, const int *diff, int ndt,
-                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, const char *unused, Str *bd)
+                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, Str *bd)
 {
-    (void)unused;
     int D = s->dims;
     fflush(bd->f);
     const char *border = bd->buf;
@@ -980,7 +977,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                 if (diff[a]) fprintf(bd.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
         }
         fprintf(bd.f, "        }\n");
-        char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, bd.buf, &bd);
+        char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, &bd);
 
         char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
         char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
@@ -1000,25 +997,14 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     return 0;
 }
 
-int emit_instance(FILE *out, const Stencil *s)
+/* One pass over the stencil: the instance file for the backend templates and,
+ * from the same expressions, the readable adjoint stencils. */
+int emit_stencil(FILE *out, FILE *dump, const Stencil *s)
 {
-    static FILE *devnull;
-    if (!devnull) devnull = fopen("/dev/null", "w");
     for (int i = 0; i < s->nk; ++i) emit_update(out, s, &s->k[i]);
     for (int i = 0; i < s->nk; ++i)
-        if (emit_kernel_adjoint(out, devnull, s, &s->k[i])) return -1;
+        if (emit_kernel_adjoint(out, dump, s, &s->k[i])) return -1;
     for (int i = 0; i < s->nr; ++i)
-        if (emit_reduce(out, devnull, s, &s->r[i])) return -1;
+        if (emit_reduce(out, dump, s, &s->r[i])) return -1;
     return 0;
-}
-
-int emit_adjoint_dump(FILE *f, const Stencil *s)
-{
-    FILE *devnull = fopen("/dev/null", "w");
-    if (!devnull) return -1;
-    int rc = 0;
-    for (int i = 0; i < s->nk && !rc; ++i) rc = emit_kernel_adjoint(devnull, f, s, &s->k[i]);
-    for (int i = 0; i < s->nr && !rc; ++i) rc = emit_reduce(devnull, f, s, &s->r[i]);
-    fclose(devnull);
-    return rc;
 }

@@ -47,7 +47,6 @@ typedef struct {
     int line;
     long ext[3];      /* extent along d is n_d + ext[d] */
     int is_const;     /* not differentiated */
-    int written;      /* written by some kernel statement */
 } Array;
 
 typedef struct {
@@ -152,7 +151,7 @@ const char *dimvar(int d);   /* "i","j","k" */
 const char *dimn(int d);     /* "nx","ny","nz" */
 
 /* ---- emission (emit.c) ---- */
-int emit_instance(FILE *f, const Stencil *s);
-int emit_adjoint_dump(FILE *f, const Stencil *s);
+/* instance file (for the backend templates) and readable adjoints, one pass */
+int emit_stencil(FILE *inst, FILE *adj, const Stencil *s);
 
 #endif

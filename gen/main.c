@@ -249,8 +249,7 @@ int main(int argc, char **argv)
         if (parse_stencil(text, file, dimsv[di], &st) != 0) return 1;
         if (!st.name[0]) snprintf(st.name, sizeof st.name, "%s", stem);
         if (analyze(&st) != 0) return 1;
-        if (emit_instance(instf, &st) != 0) return 1;
-        if (emit_adjoint_dump(adjf, &st) != 0) return 1;
+        if (emit_stencil(instf, adjf, &st) != 0) return 1;
         snprintf(sname, sizeof sname, "%s", st.name);
     }
     fclose(instf);
@@ -273,11 +272,9 @@ int main(int argc, char **argv)
 
     static const char *backends[][2] = {{"backend_h.m4", "h"}, {"backend_c.m4", "c"}, {"backend_cuda.m4", "cu"}};
     for (int b = 0; b < 3; ++b) {
-        char stenc_m4[1024], be[1024];
-        snprintf(stenc_m4, sizeof stenc_m4, "%s/stenc.m4", m4dir);
+        char be[1024];
         snprintf(be, sizeof be, "%s/%s", m4dir, backends[b][0]);
         char *av[] = {(char *)m4prog, "-P", "-I", (char *)m4dir, be, inst_path, NULL};
-        (void)stenc_m4;
         char *text = NULL;
         int rc = run_capture(av, &text);
         if (rc != 0) { free(text); fprintf(stderr, "%s: backend template %s failed\n", file, backends[b][0]); return 1; }

@@ -608,8 +608,6 @@ int parse_stencil(const char *text, const char *file, int dims, Stencil *s)
             next(&L);
             if (parse_reduce(&L)) return -1;
         } else {
-            int fn = ex_fn_lookup(L.text);
-            (void)fn;
             return lerr(&L, "unknown declaration '%s' (expected stencil, dims, array, param, kernel or reduce)", L.text);
         }
     }
