@@ -21,7 +21,7 @@ struct dc_problem {
     int dims, noise, reg;
     size_t n[3], N, Nc;
     double lambda;
-    double *y, *x, *hx, *gx, *tmp;
+    double *y, *x, *hx, *gx, *res, *tmp;
     fftw_complex *otf, *spec;
     fftw_plan fwd, inv;
     dc_stats st;
@@ -92,10 +92,11 @@ dc_problem *dc_create(int dims, size_t nx, size_t ny, size_t nz, const double *y
     P->x = fftw_malloc(P->N * sizeof(double));
     P->hx = fftw_malloc(P->N * sizeof(double));
     P->gx = fftw_malloc(P->N * sizeof(double));
+    P->res = fftw_malloc(P->N * sizeof(double));
     P->tmp = fftw_malloc(P->N * sizeof(double));
     P->otf = fftw_malloc(P->Nc * sizeof(fftw_complex));
     P->spec = fftw_malloc(P->Nc * sizeof(fftw_complex));
-    if (!P->y || !P->x || !P->hx || !P->gx || !P->tmp || !P->otf || !P->spec) {
+    if (!P->y || !P->x || !P->hx || !P->gx || !P->res || !P->tmp || !P->otf || !P->spec) {
         snprintf(err, errlen, "out of memory for a %zu-point problem", P->N);
         dc_free(P);
         return NULL;
@@ -117,12 +118,14 @@ dc_problem *dc_create(int dims, size_t nx, size_t ny, size_t nz, const double *y
     return P;
 }
 
+void dc_set_data(dc_problem *P, const double *y) { memcpy(P->y, y, P->N * sizeof *y); }
+
 void dc_free(dc_problem *P)
 {
     if (!P) return;
     if (P->fwd) fftw_destroy_plan(P->fwd);
     if (P->inv) fftw_destroy_plan(P->inv);
-    fftw_free(P->y); fftw_free(P->x); fftw_free(P->hx); fftw_free(P->gx); fftw_free(P->tmp);
+    fftw_free(P->y); fftw_free(P->x); fftw_free(P->hx); fftw_free(P->gx); fftw_free(P->res); fftw_free(P->tmp);
     fftw_free(P->otf); fftw_free(P->spec);
     free(P);
 }
@@ -174,22 +177,18 @@ double dc_eval(dc_problem *P, const double *p, double *grad)
         for (size_t q = 0; q < P->N; ++q) {
             double r = P->hx[q] - P->y[q];
             f += 0.5 * r * r;
-            P->tmp[q] = r;
+            P->res[q] = r;
         }
     } else {
         const double tiny = 1e-12;
         for (size_t q = 0; q < P->N; ++q) {
             double m = P->hx[q] > tiny ? P->hx[q] : tiny;
             f += m - (P->y[q] > 0 ? P->y[q] * log(m) : 0);
-            P->tmp[q] = 1.0 - P->y[q] / m;
+            P->res[q] = 1.0 - P->y[q] / m;
         }
     }
     P->st.t_other += now() - t0;
-    double *r = malloc(P->N * sizeof *r);
-    if (!r) return NAN;
-    memcpy(r, P->tmp, P->N * sizeof *r);
-    convolve(P, r, P->gx, 1); /* gx = h^T r */
-    free(r);
+    convolve(P, P->res, P->gx, 1); /* gx = h^T (residual) */
     double R = reg_value_grad(P); /* adds lambda * dR/dx onto gx */
     t0 = now();
     for (size_t q = 0; q < P->N; ++q) grad[q] = 2.0 * p[q] * P->gx[q];

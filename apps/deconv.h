@@ -30,6 +30,9 @@ dc_problem *dc_create(int dims, size_t nx, size_t ny, size_t nz, const double *y
                       int reg, double lambda, char *err, size_t errlen);
 void dc_free(dc_problem *P);
 
+/* Replaces the measured data (same size as at creation). */
+void dc_set_data(dc_problem *P, const double *y);
+
 /* Objective and gradient with respect to p (x = p^2); returns L(p). */
 double dc_eval(dc_problem *P, const double *p, double *grad);
 

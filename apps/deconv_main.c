@@ -321,14 +321,13 @@ int main(int argc, char **argv)
     dc_problem *P = dc_create(dims, nx, ny, nz, image ? y : truth, psf, noise, reg, lambda, err, sizeof err);
     if (!P) { fprintf(stderr, "stenc-deconv: %s\n", err); return 4; }
     if (!image) {
-        /* simulate: blur, then noise with a fixed seed */
+        /* simulate with the problem's own forward model: blur, then noise
+         * with a fixed seed; the noisy data then replace the placeholder */
         double *b = malloc(N * sizeof *b);
         dc_blur(P, truth, b);
         for (size_t q = 0; q < N; ++q) y[q] = noise == DC_POISSON ? poisson(b[q] > 0 ? b[q] : 0) : b[q] + 0.02 * photons * nrand();
         free(b);
-        dc_free(P);
-        P = dc_create(dims, nx, ny, nz, y, psf, noise, reg, lambda, err, sizeof err);
-        if (!P) { fprintf(stderr, "stenc-deconv: %s\n", err); return 4; }
+        dc_set_data(P, y);
     }
     /* start from the measured data (p = sqrt(max(y, small))) */
     double *p = malloc(N * sizeof *p), *x = malloc(N * sizeof *x), *x0 = NULL, *xb = malloc(N * sizeof *xb);
