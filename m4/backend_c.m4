@@ -58,15 +58,12 @@ m4_define([[stn_job]], [[    {
     const ptrdiff_t st_rows = st_n1r * st_n2r;
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
 m4_ifelse([[$2]], 1, [[    double st_part[256];
-]])stn_modes([[$7]], [[$1]], [[$2]], [[$5]], [[$6]], [[$8]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
+]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
 
-# stn_modes(MODESPEC, DIMS, ACC, INTERIOR, BORDER, BORDER_ROW): the loops, with
-# st_mode defined when MODESPEC = 1 (border-row code specialises it itself)
-m4_define([[stn_modes]], [[stn_loops([[$2]], [[$3]], [[$4]], [[$5]], m4_ifelse([[$1]], 1, [[[[mode]]]], [[]]), [[$6]])]])
-
-# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW)
+# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW): MODE non-empty defines
+# st_mode (the boundary mode the reduction bodies use)
 m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
     for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) {
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;

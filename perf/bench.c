@@ -67,36 +67,25 @@ static double median_time(run_f fn, void *ctx)
 
 /* ---------------- ceilings ---------------- */
 typedef struct { size_t n; float *a, *b; double *da, *db; int dbl; double sink; } Ceil;
-static double sum_f32(const float *restrict a, size_t n)
-{
-    const size_t B = 2048, nb = n / B;
-    double s = 0;
-#pragma omp parallel for reduction(+:s) schedule(static)
-    for (size_t b = 0; b < nb; ++b) {
-        float acc = 0;
-#pragma omp simd reduction(+:acc)
-        for (size_t i = b * B; i < b * B + B; ++i) acc += a[i];
-        s += acc;
+/* read-only sum over blocks of 2048 elements summed in the data's precision
+ * T (vectorised, short dependency chains), blocks added in double */
+#define DEFINE_BLOCK_SUM(NAME, T)                                                                                       \
+    static double NAME(const T *restrict a, size_t n)                                                                  \
+    {                                                                                                                  \
+        const size_t B = 2048, nb = n / B;                                                                             \
+        double s = 0;                                                                                                  \
+        _Pragma("omp parallel for reduction(+:s) schedule(static)")                                                    \
+        for (size_t b = 0; b < nb; ++b) {                                                                              \
+            T acc = 0;                                                                                                 \
+            _Pragma("omp simd reduction(+:acc)")                                                                       \
+            for (size_t i = b * B; i < b * B + B; ++i) acc += a[i];                                                    \
+            s += acc;                                                                                                  \
+        }                                                                                                              \
+        for (size_t i = nb * B; i < n; ++i) s += a[i];                                                                 \
+        return s;                                                                                                      \
     }
-    for (size_t i = nb * B; i < n; ++i) s += a[i];
-    return s;
-}
-static double sum_f64(const double *restrict a, size_t n)
-{
-    const size_t B = 2048, nb = n / B;
-    double s = 0;
-#pragma omp parallel for reduction(+:s) schedule(static)
-    for (size_t b = 0; b < nb; ++b) {
-        double acc = 0;
-#pragma omp simd reduction(+:acc)
-        for (size_t i = b * B; i < b * B + B; ++i) acc += a[i];
-        s += acc;
-    }
-    for (size_t i = nb * B; i < n; ++i) s += a[i];
-    return s;
-}
-/* read-only sum: blocks summed in the data's precision (vectorised, short
- * dependency chains), blocks added in double */
+DEFINE_BLOCK_SUM(sum_f32, float)
+DEFINE_BLOCK_SUM(sum_f64, double)
 static void run_sum(void *p)
 {
     Ceil *c = p;
