@@ -4,11 +4,8 @@
  * in 2D and 3D; the objective decreases under L-BFGS; command-line errors
  * give their documented exit codes. */
 #define _GNU_SOURCE
-#include "testutil.h"
+#include "testproc.h"
 #include "deconv.h"
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 static dc_problem *small(int dims, int noise, int reg, double lambda, size_t *N, rng_t *r)
 {
@@ -86,17 +83,12 @@ END_TEST
 
 static int run_cli(const char *const *args)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        freopen("/dev/null", "w", stderr);
-        freopen("/dev/null", "w", stdout);
-        execv(STENC_DECONV_BIN, (char *const *)args);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const char *argv[16];
+    int n = 0;
+    argv[n++] = STENC_DECONV_BIN;
+    for (int i = 1; args[i] && n < 15; ++i) argv[n++] = args[i];
+    argv[n] = NULL;
+    return run_program(argv, NULL, 0);
 }
 
 START_TEST(cli_errors)

@@ -3,13 +3,10 @@
  * stenc-gen must exit with status 1, report "tests/bad/NAME.stn:LINE: error: "
  * followed by text containing MESSAGE, and leave no output behind. */
 #define _GNU_SOURCE
-#include "testutil.h"
+#include "testproc.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define GEN STENC_SRCDIR "/build/bin/stenc-gen"
 #ifndef STENC_GEN_BIN
@@ -19,26 +16,8 @@
 /* run stenc-gen on file into outdir; stderr into errbuf; returns exit status */
 static int run_gen(const char *file, const char *outdir, char *errbuf, size_t errlen)
 {
-    char errpath[] = "/tmp/stenc-test-err-XXXXXX";
-    int efd = mkstemp(errpath);
-    ck_assert_int_ge(efd, 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(efd, 2);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, 1);
-        execl(STENC_GEN_BIN, "stenc-gen", "-I", STENC_SRCDIR "/m4", "-o", outdir, file, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    lseek(efd, 0, SEEK_SET);
-    ssize_t n = read(efd, errbuf, errlen - 1);
-    errbuf[n > 0 ? n : 0] = 0;
-    close(efd);
-    unlink(errpath);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const char *argv[] = {STENC_GEN_BIN, "-I", STENC_SRCDIR "/m4", "-o", outdir, file, NULL};
+    return run_program(argv, errbuf, errlen);
 }
 
 static int count_entries(const char *dir)
