@@ -673,14 +673,15 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
             border);
     if (want_v) {
         fprintf(b.f, "                if (j >= st_dlo1 && j < st_dhi1%s) {\n"
-                     "                    #pragma omp simd reduction(+:st_acc)\n"
+                     "                    stn_real st_vb[256];\n"
+                     "                    #pragma omp simd\n"
                      "                    for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
-                     "                        const ptrdiff_t i = st_i0 + st_ii;\n",
+                     "                        const ptrdiff_t i = st_i0 + st_ii, st_vi = st_ii;\n",
                 D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
-        const char *fm[1] = {"st_acc += (double)%s;"};
+        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
         Node *root = r->f;
         pr_c_block(b.f, &pq, &root, 1, fm, "                        ");
-        fprintf(b.f, "                    }\n                }\n");
+        fprintf(b.f, "                    }\n                    stn_vsum(st_len)\n                }\n");
     }
     if (want_g) {
         for (int a = 0; a < N; ++a)
@@ -927,7 +928,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
             fprintf(in.f, "            %s\n", qs);
             free(qs);
         }
-        if (want_v) { roots[nr] = r->f; snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_acc += (double)%%s;"); fm[nr] = fmbuf[nr]; ++nr; }
+        if (want_v) { roots[nr] = r->f; snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_v = %%s; stn_vacc }"); fm[nr] = fmbuf[nr]; ++nr; }
         if (want_g)
             for (int a = 0; a < N; ++a)
                 if (diff[a]) {

@@ -77,6 +77,8 @@ m4_define([[stn_helpers]], [[m4_divert(1)stn_prec([[float]], [[f32]], [[$2]])stn
 
 # one gradient store for both beta cases: G is not read when beta == 0
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
+# value of one point: straight into the thread's double sum
+m4_define([[stn_vacc]], [[st_acc += (double)st_v;]])
 
 m4_define([[stn_jobno]], 0)
 

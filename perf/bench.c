@@ -6,7 +6,9 @@
  * read-only sum (for values) or a copy (for gradients and updates).  Peers:
  * a straightforward hand-written C loop nest for TV (same flags).
  *
- *   stenc-bench [--quick] [--gpu] [--csv FILE]
+ *   stenc-bench [--quick] [--csv FILE] [--only NAME,NAME...] [--dims 2|3]
+ * --only and --dims select kernels and sizes for a focused measurement (the
+ * ceilings are always measured). 
  * Rows: kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -28,10 +30,27 @@
 #include "hessian.h"
 #include "tv_weighted.h"
 #include "diffusion.h"
+#include "acoustic2d.h"
 #include "acoustic3d.h"
+#include "stokes3d.h"
 
 static FILE *csv;
 static int quick;
+static const char *only; /* comma-separated kernel names, or NULL for all */
+
+static int selected(const char *name)
+{
+    if (!only) return 1;
+    size_t n = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == n && strncmp(p, name, n) == 0) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
 
 static double now(void)
 {
@@ -110,7 +129,7 @@ static void row(const char *kernel, const char *entry, const char *backend, int 
     fprintf(csv, "%s,%s,%s,%d,%zu,%zu,%zu,%s,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", kernel, entry, backend, dims, nx, ny, nz, prec,
             t, bytes, teff, ceil, ceil_gbs, teff / ceil_gbs);
     fflush(csv);
-    fprintf(stderr, "  %-18s %-10s %-6s %dD %5zux%zux%zu %s  %9.3f ms  %7.2f GB/s  %.2f of %s\n", kernel, entry, backend, dims, nx,
+    fprintf(stderr, "  %-20s %-10s %-6s %dD %5zux%zux%zu %s  %9.3f ms  %7.2f GB/s  %.2f of %s\n", kernel, entry, backend, dims, nx,
             ny, nz, prec, 1e3 * t, teff, teff / ceil_gbs, ceil);
 }
 
@@ -203,19 +222,69 @@ static void run_peer(void *p)
     }
 }
 
-/* ---------------- mini-app kernels ---------------- */
-typedef struct { size_t nx, ny, nz; int dims, adj, dbl; double *T, *T2, *Ci, *b0, *b1, *b2; } DCtx;
-static void run_diff(void *p)
+/* ---------------- mini-app kernels ----------------
+ * Every array kernel of the mini-apps, forward and adjoint.  bytes: arrays
+ * read count once, arrays written once, arrays updated in place twice (array
+ * extents rounded to the grid size, e.g. Vx(nx+1, ny) counts as nx*ny). */
+typedef struct { const char *stencil, *kernel; int dims, fwd_bytes, adj_bytes; } Mini;
+static const Mini minis[] = {
+    {"diffusion", "step", 2, 3, 8},          /* T2 = f(T, Ci); adj: T, Ci; T_bar, Ci_bar rw; T2_bar r+zeroed */
+    {"diffusion", "step", 3, 3, 8},
+    {"acoustic2d", "velocity", 2, 5, 4},     /* Vx, Vy rw, P r; adj: P_bar rw, Vx_bar, Vy_bar r */
+    {"acoustic2d", "pressure", 2, 4, 5},     /* P rw, Vx, Vy r; adj: Vx_bar, Vy_bar rw, P_bar r */
+    {"acoustic3d", "velocity", 3, 7, 5},
+    {"acoustic3d", "pressure", 3, 5, 7},
+    {"stokes3d", "viscosity", 3, 2, 5},      /* EtaC = harm(Eta); adj: Eta r, Eta_bar rw, EtaC_bar r+zeroed */
+    {"stokes3d", "shear", 3, 4, 11},         /* Txy = f(Eta, Vx, Vy); adj: 3 r, 3 rw, Txy_bar r+zeroed */
+    {"stokes3d", "residual", 3, 3, 6},       /* Rx = f(Txy, Pt); adj: Txy_bar, Pt_bar rw, Rx_bar r+zeroed */
+};
+#define NMINI (sizeof minis / sizeof minis[0])
+typedef struct { size_t nx, ny, nz; int which, adj, dbl; void *a[8]; } MCtx;
+
+/* one caller per precision: T the element type, S the suffix */
+#define DEFINE_RUN_MINI(NAME, T, S)                                                                                       \
+    static int NAME(MCtx *c)                                                                                             \
+    {                                                                                                                    \
+        T *a0 = c->a[0], *a1 = c->a[1], *a2 = c->a[2], *a3 = c->a[3], *a4 = c->a[4], *a5 = c->a[5], *a6 = c->a[6],       \
+          *a7 = c->a[7];                                                                                                 \
+        size_t nx = c->nx, ny = c->ny, nz = c->nz;                                                                       \
+        const T dt = (T)0.1, one = 1;                                                                                    \
+        (void)a7;                                                                                                        \
+        switch (c->which * 2 + c->adj) {                                                                                 \
+        case 0: return stenc_diffusion_step_2d_##S(nx, ny, a0, a1, a2, dt, one, one, one);                               \
+        case 1: return stenc_diffusion_step_adjoint_2d_##S(nx, ny, a1, a2, dt, one, one, one, a3, a4, a5);               \
+        case 2: return stenc_diffusion_step_3d_##S(nx, ny, nz, a0, a1, a2, dt, one, one, one, one);                      \
+        case 3: return stenc_diffusion_step_adjoint_3d_##S(nx, ny, nz, a1, a2, dt, one, one, one, one, a3, a4, a5);      \
+        case 4: return stenc_acoustic2d_velocity_2d_##S(nx, ny, a1, a2, a0, dt, one, one, one);                          \
+        case 5: return stenc_acoustic2d_velocity_adjoint_2d_##S(nx, ny, a0, a1, a2, dt, one, one, one, a4, a5, a6);      \
+        case 6: return stenc_acoustic2d_pressure_2d_##S(nx, ny, a0, a1, a2, dt, one, one, one);                          \
+        case 7: return stenc_acoustic2d_pressure_adjoint_2d_##S(nx, ny, a0, a1, a2, dt, one, one, one, a4, a5, a6);      \
+        case 8: return stenc_acoustic3d_velocity_3d_##S(nx, ny, nz, a1, a2, a3, a0, dt, one, one, one, one);             \
+        case 9: return stenc_acoustic3d_velocity_adjoint_3d_##S(nx, ny, nz, a0, a1, a2, a3, dt, one, one, one, one, a4,  \
+                                                                 a5, a6, a7);                                            \
+        case 10: return stenc_acoustic3d_pressure_3d_##S(nx, ny, nz, a0, a1, a2, a3, dt, one, one, one, one);            \
+        case 11: return stenc_acoustic3d_pressure_adjoint_3d_##S(nx, ny, nz, a0, a1, a2, a3, dt, one, one, one, one, a4, \
+                                                                  a5, a6, a7);                                           \
+        case 12: return stenc_stokes3d_viscosity_3d_##S(nx, ny, nz, a1, a0);                                             \
+        case 13: return stenc_stokes3d_viscosity_adjoint_3d_##S(nx, ny, nz, a0, a4, a5);                                 \
+        case 14: return stenc_stokes3d_shear_3d_##S(nx, ny, nz, a3, a0, a1, a2, one, one);                               \
+        case 15: return stenc_stokes3d_shear_adjoint_3d_##S(nx, ny, nz, a0, a1, a2, one, one, a4, a5, a6, a7);           \
+        case 16: return stenc_stokes3d_residual_3d_##S(nx, ny, nz, a2, a0, a1, one, one);                                \
+        case 17: return stenc_stokes3d_residual_adjoint_3d_##S(nx, ny, nz, a0, a1, one, one, a4, a5, a6);                \
+        }                                                                                                                \
+        return STENC_ERR_ARG;                                                                                            \
+    }
+DEFINE_RUN_MINI(run_mini_f32, float, f32)
+DEFINE_RUN_MINI(run_mini_f64, double, f64)
+static void run_mini(void *p)
 {
-    DCtx *c = p;
-    int rc;
-    if (c->dims == 2)
-        rc = c->adj ? stenc_diffusion_step_adjoint_2d_f64(c->nx, c->ny, c->T, c->Ci, 0.1, 1, 1, 1, c->b0, c->b1, c->b2)
-                    : stenc_diffusion_step_2d_f64(c->nx, c->ny, c->T2, c->T, c->Ci, 0.1, 1, 1, 1);
-    else
-        rc = c->adj ? stenc_diffusion_step_adjoint_3d_f64(c->nx, c->ny, c->nz, c->T, c->Ci, 0.1, 1, 1, 1, 1, c->b0, c->b1, c->b2)
-                    : stenc_diffusion_step_3d_f64(c->nx, c->ny, c->nz, c->T2, c->T, c->Ci, 0.1, 1, 1, 1, 1);
-    if (rc != STENC_OK) { fprintf(stderr, "diffusion: %s\n", stenc_strerror(rc)); exit(1); }
+    MCtx *c = p;
+    int rc = c->dbl ? run_mini_f64(c) : run_mini_f32(c);
+    if (rc != STENC_OK) {
+        fprintf(stderr, "stenc-bench: %s.%s%s failed: %s\n", minis[c->which].stencil, minis[c->which].kernel,
+                c->adj ? " (adjoint)" : "", stenc_strerror(rc));
+        exit(1);
+    }
 }
 
 static void *xmalloc(size_t bytes)
@@ -228,10 +297,13 @@ static void *xmalloc(size_t bytes)
 int main(int argc, char **argv)
 {
     const char *csvpath = "build/perf/results.csv";
+    int only_dims = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csvpath = argv[++i];
-        else { fprintf(stderr, "usage: stenc-bench [--quick] [--csv FILE]\n"); return 2; }
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--dims") == 0 && i + 1 < argc) only_dims = atoi(argv[++i]);
+        else { fprintf(stderr, "usage: stenc-bench [--quick] [--csv FILE] [--only NAME,...] [--dims 2|3]\n"); return 2; }
     }
     csv = fopen(csvpath, "w");
     if (!csv) { perror(csvpath); return 1; }
@@ -251,6 +323,7 @@ int main(int argc, char **argv)
     for (int si = 0; si < ns; ++si) {
         size_t nx = sizes[si].n[0], ny = sizes[si].n[1], nz = sizes[si].n[2], N = nx * ny * nz;
         int D = sizes[si].dims;
+        if (only_dims && D != only_dims) continue;
         for (int dbl = 0; dbl <= 1; ++dbl) {
             /* 512^3 in double needs 3 GiB per array set: float only */
             if (!quick && D == 3 && nx == 512 && dbl) continue;
@@ -268,7 +341,7 @@ int main(int argc, char **argv)
             row("ceiling_sum", "read", "c", D, nx, ny, nz, prec, tsum, (double)(N * es), "sum", sum_gbs);
             row("ceiling_copy", "copy", "c", D, nx, ny, nz, prec, tcopy, 2.0 * (double)(N * es), "copy", copy_gbs);
             for (int reg = 0; reg < NREG; ++reg)
-                for (int what = 0; what < 3; ++what) {
+                for (int what = 0; what < 3 && selected(reg_names[reg]); ++what) {
                     RCtx rc = {nx, ny, nz, D, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
                     double t = median_time(run_reg, &rc);
                     double inb = (double)(N * es) * (reg == 9 ? 2 : 1);
@@ -276,23 +349,34 @@ int main(int argc, char **argv)
                     row(reg_names[reg], what == 0 ? "value" : what == 1 ? "grad" : "value_grad", "stenc", D, nx, ny, nz, prec, t,
                         bytes, what == 0 ? "sum" : "copy", what == 0 ? sum_gbs : copy_gbs);
                 }
-            if (D == 2 && !dbl) {
+            if (D == 2 && !dbl && selected("handc")) {
                 Peer pv = {nx, ny, x, g, 0, 0}, pg = {nx, ny, x, g, 0, 1};
                 double t = median_time(run_peer, &pv);
                 row("tv", "value", "handc", D, nx, ny, nz, prec, t, (double)(N * es), "sum", sum_gbs);
                 t = median_time(run_peer, &pg);
                 row("tv", "grad", "handc", D, nx, ny, nz, prec, t, 2.0 * (double)(N * es), "copy", copy_gbs);
             }
-            if (dbl) {
-                double *T = x, *Ci = m, *T2 = g, *b0 = xmalloc(N * 8), *b1 = xmalloc(N * 8), *b2 = xmalloc(N * 8);
-                for (size_t q = 0; q < N; ++q) { b0[q] = 0; b1[q] = 1e-3 * (double)(q % 7); b2[q] = 0; }
-                DCtx dc = {nx, ny, nz, D, 0, 1, T, T2, Ci, b0, b1, b2};
-                double t = median_time(run_diff, &dc);
-                row("diffusion", "update", "stenc", D, nx, ny, nz, prec, t, 3.0 * (double)(N * 8), "copy", copy_gbs);
-                dc.adj = 1;
-                t = median_time(run_diff, &dc);
-                row("diffusion", "adjoint", "stenc", D, nx, ny, nz, prec, t, 8.0 * (double)(N * 8), "copy", copy_gbs);
-                free(b0); free(b1); free(b2);
+            for (size_t w = 0; w < NMINI; ++w) {
+                if (minis[w].dims != D || !selected(minis[w].stencil)) continue;
+                /* 8 arrays with room for the staggered extents (+1 per dimension), small values */
+                size_t M = (nx + 1) * (ny + 1) * (D == 3 ? nz + 1 : 1);
+                MCtx mc = {nx, ny, nz, (int)w, 0, dbl, {0}};
+                for (int q = 0; q < 8; ++q) {
+                    mc.a[q] = xmalloc(M * es);
+                    for (size_t e = 0; e < M; ++e) {
+                        double v = 1.0 + 1e-3 * (double)((e + 7 * (size_t)q) % 11);
+                        if (dbl) ((double *)mc.a[q])[e] = v;
+                        else ((float *)mc.a[q])[e] = (float)v;
+                    }
+                }
+                char name[64];
+                snprintf(name, sizeof name, "%s.%s", minis[w].stencil, minis[w].kernel);
+                double t = median_time(run_mini, &mc);
+                row(name, "forward", "stenc", D, nx, ny, nz, prec, t, minis[w].fwd_bytes * (double)(N * es), "copy", copy_gbs);
+                mc.adj = 1;
+                t = median_time(run_mini, &mc);
+                row(name, "adjoint", "stenc", D, nx, ny, nz, prec, t, minis[w].adj_bytes * (double)(N * es), "copy", copy_gbs);
+                for (int q = 0; q < 8; ++q) free(mc.a[q]);
             }
             free(x); free(m); free(g);
         }
