@@ -149,7 +149,7 @@ static void point_index(FILE *f, const Stencil *s, const char *name, const char 
  * per boundary mode (one loop copy per mode) so that the border's index maps
  * fold into plain clamps and wraps. */
 static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
-                     int modespec, const char *borderrow)
+                     int modespec, const char *borderrow, const char *xend)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -159,12 +159,14 @@ static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const
     print_quoted(out, border);
     fprintf(out, ", %d,\n", modespec);
     print_quoted(out, borderrow);
+    fprintf(out, ",\n");
+    print_quoted(out, xend);
     fprintf(out, ")\n");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
 {
-    job_mode(out, D, acc, beta, box, interior, border, 0, "");
+    job_mode(out, D, acc, beta, box, interior, border, 0, "", "");
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -816,6 +818,17 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         pr_c_block(help.f, &pcm, &part[t], 1, fm, "    ");
         fprintf(help.f, "}\n");
     }
+    /* and per tap with only x mapped: the row ends of interior rows, where the
+     * y/z preimages are single points and every y/z read is inside */
+    PrintCtx pcx = {es, TAP_MAPPED_X, E.names, NULL};
+    for (int t = 0; t < ndt; ++t) {
+        fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s", base, D, t, sha, svoid);
+        for (int d = 1; d < D; ++d) fprintf(help.f, " (void)st_n%d;", d);
+        fprintf(help.f, "\n%s", shstr);
+        const char *fm[1] = {"return %s;"};
+        pr_c_block(help.f, &pcx, &part[t], 1, fm, "    ");
+        fprintf(help.f, "}\n");
+    }
     free(shstr);
     char *shelp = str_close(&help);
 
@@ -978,6 +991,46 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                 if (diff[a]) fprintf(bd.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
         }
         fprintf(bd.f, "        }\n");
+        /* row ends of interior rows: the value as on the border, each tap's
+         * partial at its x-preimages with direct y/z indices */
+        Str xe;
+        str_open(&xe);
+        if (want_g) {
+            fprintf(xe.f, "{\n");
+            if (want_v) {
+                fprintf(xe.f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)");
+                char callbuf[400];
+                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", base, D, D == 3 ? ", k" : "");
+                fprintf(xe.f, shc, callbuf);
+                fprintf(xe.f, ");\n");
+            }
+            Str q;
+            str_open(&q);
+            point_index(q.f, es, s->arr[first_read].name, "st_q");
+            char *qs = str_close(&q);
+            fprintf(xe.f, "            %s\n", qs);
+            free(qs);
+            for (int a = 0; a < N; ++a) if (diff[a]) fprintf(xe.f, "            stn_real st_g%d = 0;\n", a);
+            for (int t = 0; t < ndt; ++t) {
+                fprintf(xe.f, "            {\n                ptrdiff_t st_a0, st_b0;\n"
+                              "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
+                              "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
+                              "                    st_g%d += ",
+                        dtaps[t]->idx[0].c, dtaps[t]->ref);
+                char callbuf[400];
+                char jb[32], kb[32];
+                snprintf(jb, sizeof jb, "j%+ld", -dtaps[t]->idx[1].c);
+                snprintf(kb, sizeof kb, "k%+ld", D == 3 ? -dtaps[t]->idx[2].c : 0L);
+                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](st_p0, %s%s%s", base, D, t, jb,
+                         D == 3 ? ", " : "", D == 3 ? kb : "");
+                fprintf(xe.f, shc, callbuf);
+                fprintf(xe.f, ");\n            }\n");
+            }
+            for (int a = 0; a < N; ++a)
+                if (diff[a]) fprintf(xe.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
+            fprintf(xe.f, "        }\n");
+        }
+        char *sxe = str_close(&xe);
         char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, &bd);
 
         char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
@@ -988,8 +1041,9 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         print_quoted(out, sdoc); fprintf(out, ",\n");
         entry_pieces(out, sargs, schk, sset);
         fprintf(out, ",\n[[");
-        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr);
+        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe);
         free(sbr);
+        free(sxe);
         fprintf(out, "]])\n\n");
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }

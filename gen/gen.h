@@ -124,7 +124,10 @@ int ex_uses_param(Node *n, int p);
 
 /* ---- printing (print.c) ---- */
 /* How taps are written in C. */
-enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ };
+/* how a tap's indices are printed: direct, all mapped by the boundary mode
+ * (mode), y/z mapped (st_mode, in border rows), x mapped (mode, in the
+ * helpers for the row ends of interior rows) */
+enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X };
 typedef struct {
     const Stencil *s;
     int tapmode;

@@ -53,7 +53,9 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
     fprintf(f, "%s[", nm);
     for (int d = 0; d < D; ++d) {
         if (d > 0) fprintf(f, " + %s_s%d*(", nm, d - 1);
-        int mapped = (pc->tapmode == TAP_MAPPED || (pc->tapmode == TAP_MAPPED_YZ && d > 0)) && t->idx[d].kind == IK_VAR;
+        int mapped = (pc->tapmode == TAP_MAPPED || (pc->tapmode == TAP_MAPPED_YZ && d > 0) ||
+                      (pc->tapmode == TAP_MAPPED_X && d == 0)) &&
+                     t->idx[d].kind == IK_VAR;
         /* MAPPED_YZ is used inline in mode-specialised loops: st_mode */
         if (mapped)
             fprintf(f, "(ptrdiff_t)stenc_map(%s, %ld, st_n%d, %s)", pc->vars ? pc->vars[d] : dimvar(d), t->idx[d].c, d,

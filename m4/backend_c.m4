@@ -62,20 +62,23 @@ m4_define([[stn_vsum]], [[{ double st_sacc = 0;
 # gradient store: G = alpha*g when beta == 0 (G is not read), else beta*G + alpha*g
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
 
-# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW)
+# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
+#   XEND (may be empty, then BORDER): the body for the points before and after
+#   the x-interior of an interior row, when BORDER_ROW is given
 m4_define([[stn_job]], [[    {
     $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
     const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
 m4_ifelse([[$2]], 1, [[    double st_part[256];
-]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
+]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]))m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
 
-# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW): MODE non-empty defines
-# st_mode (the boundary mode the reduction bodies use)
+# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND): MODE non-empty
+# defines st_mode (the boundary mode the reduction bodies use); XEND is the body
+# of the x ends of the rows that reach the interior code
 m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
     for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) {
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;
@@ -93,7 +96,7 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t k = st_lo2 + st_r / st_n1r;
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
             for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
-        $4
+        $7
             }
 m4_ifelse([[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 256 ? st_ib : st_i0 + 256;
@@ -105,7 +108,7 @@ m4_ifelse([[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; 
 ]], [[            #pragma omp simd
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
 ]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
-        $4
+        $7
             }
             }
         }

@@ -117,7 +117,9 @@ m4_define([[stn_ws_result]], [[    if (st_rc == STENC_OK) {
     }
 ]])
 
-# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC): a kernel (diversion 1)
+# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND): a
+# kernel (diversion 1); BORDER_ROW is for the C loops only; XEND (may be empty)
+# is the body for the x ends of interior rows.
 # and its launch (here, inside the launcher).
 m4_define([[stn_job]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)
 __global__ void __launch_bounds__(STENC_CUDA_THREADS)
@@ -137,7 +139,10 @@ m4_ifelse([[$1]], 3, [[        const ptrdiff_t k = st_lo2 + st_r / st_n1r;
 ]], [[        const int st_in = j >= st_ilo1 && j < st_ihi1;
 ]])        for (ptrdiff_t i = st_lo0 + threadIdx.x; i < st_hi0; i += blockDim.x) {
             if (st_in && i >= st_ilo0 && i < st_ihi0) { $5 }
-            else {
+m4_ifelse([[$9]], [[]], [[]], [[            else if (st_in) {
+        $9
+            }
+]])            else {
         $6
             }
         }
