@@ -74,6 +74,21 @@ static void convolve(dc_problem *P, const double *in, double *out, int conj)
 
 void dc_blur(dc_problem *P, const double *x, double *out) { convolve(P, x, out, 0); }
 
+int dc_center_psf(const size_t n[3], const double *psf, double *out)
+{
+    const size_t N = n[0] * n[1] * n[2];
+    double s = 0;
+    for (size_t q = 0; q < N; ++q) s += psf[q];
+    if (!(s > 0)) return -1;
+    for (size_t k = 0; k < n[2]; ++k)
+        for (size_t j = 0; j < n[1]; ++j)
+            for (size_t i = 0; i < n[0]; ++i) {
+                size_t si = (i + n[0] / 2) % n[0], sj = (j + n[1] / 2) % n[1], sk = (k + n[2] / 2) % n[2];
+                out[i + n[0] * (j + n[1] * k)] = psf[si + n[0] * (sj + n[1] * sk)] / s;
+            }
+    return 0;
+}
+
 dc_problem *dc_create(int dims, size_t nx, size_t ny, size_t nz, const double *y, const double *psf, int noise, int reg,
                       double lambda, char *err, size_t errlen)
 {
@@ -104,15 +119,7 @@ dc_problem *dc_create(int dims, size_t nx, size_t ny, size_t nz, const double *y
     memcpy(P->y, y, P->N * sizeof *y);
     plan(P);
     /* OTF of the PSF moved so that its centre is at the origin, normalised to sum 1 */
-    double s = 0;
-    for (size_t q = 0; q < P->N; ++q) s += psf[q];
-    if (!(s > 0)) { snprintf(err, errlen, "the PSF must have a positive sum"); dc_free(P); return NULL; }
-    for (size_t k = 0; k < P->n[2]; ++k)
-        for (size_t j = 0; j < ny; ++j)
-            for (size_t i = 0; i < nx; ++i) {
-                size_t si = (i + nx / 2) % nx, sj = (j + ny / 2) % ny, sk = (k + P->n[2] / 2) % P->n[2];
-                P->tmp[i + nx * (j + ny * k)] = psf[si + nx * (sj + ny * sk)] / s;
-            }
+    if (dc_center_psf(P->n, psf, P->tmp)) { snprintf(err, errlen, "the PSF must have a positive sum"); dc_free(P); return NULL; }
     fftw_execute(P->fwd);
     memcpy(P->otf, P->spec, P->Nc * sizeof(fftw_complex));
     return P;

@@ -11,6 +11,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { DC_GAUSS = 0, DC_POISSON = 1 };
 enum { DC_TV = 0, DC_TV_ANISO, DC_HUBER, DC_HESSIAN, DC_TIKHONOV, DC_NREG };
 
@@ -36,6 +40,11 @@ void dc_set_data(dc_problem *P, const double *y);
 /* Objective and gradient with respect to p (x = p^2); returns L(p). */
 double dc_eval(dc_problem *P, const double *p, double *grad);
 
+/* The PSF (n[0] x n[1] x n[2], centre at n/2) moved so that its centre is at
+ * the origin (circularly) and normalised to sum 1, into out.  Returns -1 when
+ * the PSF's sum is not positive.  Shared by the CPU and CUDA solvers. */
+int dc_center_psf(const size_t n[3], const double *psf, double *out);
+
 /* Blur x with the problem's PSF into out (the forward model h * x). */
 void dc_blur(dc_problem *P, const double *x, double *out);
 
@@ -47,5 +56,9 @@ int dc_solve(dc_problem *P, double *p, int iters, void (*log)(int it, double f, 
 const dc_stats *dc_get_stats(const dc_problem *P);
 const char *dc_reg_name(int reg);
 int dc_reg_parse(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,7 +8,8 @@
  * corrupted by Poisson noise with a fixed seed; reconstructs it with
  * TV-regularized Poisson deconvolution, and for comparison with lambda = 0.
  * Exit codes: 0 success, 2 bad arguments, 3 unreadable or unsuitable input
- * file, 4 solver or output failure, 5 --gpu requested (not available yet). */
+ * file, 4 solver or output failure, 5 --gpu requested but no usable CUDA device
+ * (or a build without CUDA). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "deconv.h"
+#include "deconv_gpu.h"
 #include "stenc.h"
 
 static double now(void)
@@ -203,14 +205,20 @@ typedef struct {
     double *xbuf;
 } LogCtx;
 
+/* one iteration's line in the log and on the terminal (CPU and GPU solves) */
+static void report(LogCtx *L, int it, double f, double gnorm, double e)
+{
+    if (L->log) fprintf(L->log, "%d,%.10e,%.6e,%.6e,%.4f\n", it, f, gnorm, e, now() - L->t0);
+    if (!L->quiet) { fprintf(stderr, "\r  iteration %4d  objective %.6e  |grad| %.3e  rel. error %.4f", it, f, gnorm, e); fflush(stderr); }
+}
 static void on_iter(int it, double f, double gnorm, const double *p, void *ctx)
 {
     LogCtx *L = ctx;
     for (size_t q = 0; q < L->N; ++q) L->xbuf[q] = p[q] * p[q];
-    double e = L->truth ? rel_err(L->xbuf, L->truth, L->N) : NAN;
-    if (L->log) fprintf(L->log, "%d,%.10e,%.6e,%.6e,%.4f\n", it, f, gnorm, e, now() - L->t0);
-    if (!L->quiet) { fprintf(stderr, "\r  iteration %4d  objective %.6e  |grad| %.3e  rel. error %.4f", it, f, gnorm, e); fflush(stderr); }
+    report(L, it, f, gnorm, L->truth ? rel_err(L->xbuf, L->truth, L->N) : NAN);
 }
+/* the GPU solve computes the error on the device: only scalars arrive here */
+static void on_iter_gpu(int it, double f, double gnorm, double relerr, void *ctx) { report(ctx, it, f, gnorm, relerr); }
 
 static void usage(FILE *f)
 {
@@ -229,7 +237,8 @@ static void usage(FILE *f)
             "  --out DIR            output folder (default build/demo)\n"
             "  --no-compare         skip the lambda = 0 comparison solve\n"
             "  --quiet              no progress line\n"
-            "  --gpu                run on CUDA (not available in this version: exits with 5)\n"
+            "  --gpu                solve on CUDA (cuFFT, cuBLAS, generated CUDA kernels; exits with 5\n"
+            "                       when no CUDA device is usable)\n"
             "Outputs in DIR: montage.png (truth | blurred | reconstruction | lambda=0), recon.png,\n"
             "convergence.csv, convergence.png (when gnuplot is installed), summary.txt.\n");
 }
@@ -278,10 +287,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (gpu) {
-        fprintf(stderr, "stenc-deconv: --gpu: the CUDA solver is not available in this version "
-                        "(the generated CUDA kernels exist; the device solve is not written yet)\n");
-        return 5;
+    if (gpu) { /* before any output is written */
+        int ndev = 0;
+        int drc = stenc_cuda_device_count(&ndev);
+        if (drc != STENC_OK || ndev < 1) {
+            fprintf(stderr, "stenc-deconv: --gpu: no usable CUDA device (%s)\n", stenc_strerror(drc != STENC_OK ? drc : STENC_ERR_NO_DEVICE));
+            return 5;
+        }
     }
     if (image && dims == 3) { fprintf(stderr, "stenc-deconv: --image reads a 2D PNG; use it with --dim 2\n"); return 2; }
     if (lambda < 0) lambda = noise == DC_POISSON ? 0.01 : 0.1;
@@ -340,30 +352,51 @@ int main(int argc, char **argv)
     FILE *lg = fopen(path, "w");
     if (!lg) { fprintf(stderr, "stenc-deconv: cannot write %s\n", path); return 4; }
     fprintf(lg, "iteration,objective,grad_norm,rel_error,seconds\n");
-    fprintf(stderr, "stenc-deconv: %dD %zux%zux%zu, %s noise, %s regularizer, lambda %g, %d iterations, %d thread(s)\n",
-            dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, iters, stenc_max_threads());
+    dcg_problem *G = NULL;
+    char backend[300];
+    if (gpu) {
+        G = dcg_create(dims, nx, ny, nz, y, psf, noise, reg, lambda, truth, err, sizeof err);
+        if (!G) { fprintf(stderr, "stenc-deconv: --gpu: %s\n", err); fclose(lg); return 5; }
+        char dev[256] = "CUDA device";
+        stenc_cuda_device_name(dev, sizeof dev);
+        snprintf(backend, sizeof backend, "CUDA (%s)", dev);
+    } else {
+        snprintf(backend, sizeof backend, "CPU, %d OpenMP thread(s)", stenc_max_threads());
+    }
+    fprintf(stderr, "stenc-deconv: %dD %zux%zux%zu, %s noise, %s regularizer, lambda %g, %d iterations, %s\n",
+            dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, iters, backend);
     LogCtx L = {lg, truth, N, now(), quiet, xb};
     double t0 = now();
-    int rc = dc_solve(P, p, iters, on_iter, &L);
+    int rc = G ? dcg_solve(G, p, iters, on_iter_gpu, &L, err, sizeof err) : dc_solve(P, p, iters, on_iter, &L);
     double t_solve = now() - t0;
     if (!quiet) fprintf(stderr, "\n");
     fclose(lg);
+    if (G && rc < 0) { fprintf(stderr, "stenc-deconv: GPU solve failed: %s\n", err); dcg_free(G); return 4; }
     for (size_t q = 0; q < N; ++q) x[q] = p[q] * p[q];
-    const dc_stats *S = dc_get_stats(P);
-    if (rc < 0 && rc != -997 /* LBFGSERR_MAXIMUMITERATION */ && rc != -998 && rc != -1000 && rc != -1001 && rc != -996)
+    const dc_stats *S = G ? dcg_get_stats(G) : dc_get_stats(P);
+    if (G && rc == 1) fprintf(stderr, "stenc-deconv: note: the line search found no descent step; stopped early\n");
+    if (!G && rc < 0 && rc != -997 /* LBFGSERR_MAXIMUMITERATION */ && rc != -998 && rc != -1000 && rc != -1001 && rc != -996)
         fprintf(stderr, "stenc-deconv: note: L-BFGS stopped with status %d\n", rc);
     double e_rec = truth ? rel_err(x, truth, N) : NAN, e_blur = truth ? rel_err(y, truth, N) : NAN, e0 = NAN;
     if (compare && truth) {
-        dc_problem *P0 = dc_create(dims, nx, ny, nz, y, psf, noise, reg, 0.0, err, sizeof err);
+        /* the same solve with lambda = 0, on the same backend */
         x0 = malloc(N * sizeof *x0);
         double *p0 = malloc(N * sizeof *p0);
         for (size_t q = 0; q < N; ++q) p0[q] = sqrt(y[q] > 0.1 * mean ? y[q] : 0.1 * mean);
         LogCtx L0 = {NULL, truth, N, now(), 1, xb};
-        dc_solve(P0, p0, iters, on_iter, &L0);
+        if (G) {
+            dcg_problem *G0 = dcg_create(dims, nx, ny, nz, y, psf, noise, reg, 0.0, truth, err, sizeof err);
+            if (G0 && dcg_solve(G0, p0, iters, on_iter_gpu, &L0, err, sizeof err) < 0)
+                fprintf(stderr, "stenc-deconv: lambda = 0 comparison failed on the GPU: %s\n", err);
+            dcg_free(G0);
+        } else {
+            dc_problem *P0 = dc_create(dims, nx, ny, nz, y, psf, noise, reg, 0.0, err, sizeof err);
+            dc_solve(P0, p0, iters, on_iter, &L0);
+            dc_free(P0);
+        }
         for (size_t q = 0; q < N; ++q) x0[q] = p0[q] * p0[q];
         e0 = rel_err(x0, truth, N);
         free(p0);
-        dc_free(P0);
     }
     /* images: central slice in 3D */
     size_t off = dims == 3 ? nx * ny * (nz / 2) : 0;
@@ -394,11 +427,12 @@ int main(int argc, char **argv)
     char summary[2048];
     int sl = snprintf(summary, sizeof summary,
                       "stenc-deconv summary\n"
+                      "  backend: %s\n"
                       "  problem: %dD %zux%zux%zu, %s data term, %s regularizer, lambda %g\n"
                       "  evaluations: %ld (L-BFGS status %d), %.3f s total, %.2f ms per evaluation\n"
                       "  time: FFT %.3f s, regularizer (generated value_grad) %.3f s, rest (data term, optimizer) %.3f s\n"
                       "  regularizer effective bandwidth: %.2f GB/s (read x, read+write gradient per call)\n",
-                      dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, S->n_eval, rc, t_solve,
+                      backend, dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, S->n_eval, rc, t_solve,
                       1e3 * t_solve / (iters_done > 0 ? iters_done : 1), S->t_fft, S->t_reg, t_solve - S->t_fft - S->t_reg,
                       S->t_reg > 0 ? S->reg_bytes / S->t_reg / 1e9 : 0.0);
     if (truth)
@@ -418,6 +452,7 @@ int main(int argc, char **argv)
     FILE *sf = fopen(path, "w");
     if (sf) { fputs(summary, sf); fclose(sf); }
     dc_free(P);
+    dcg_free(G);
     free(truth); free(y); free(psf); free(p); free(x); free(x0); free(xb);
     return 0;
 }
