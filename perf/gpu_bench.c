@@ -1,23 +1,24 @@
-/* stenc GPU performance suite: regularizers (value, grad, value_grad) and the
- * diffusion kernel (update, adjoint) on CUDA, float, against a read-only
- * device reduction and a device-to-device copy measured in the same run.
- *   stenc-gpu-bench [--quick] [--csv FILE]     (exit 77 without a device) */
+/* stenc GPU performance suite: every regularizer (value, grad, value_grad)
+ * and every mini-app array kernel (forward, adjoint) on CUDA, float and
+ * double, 2D and 3D, against a read-only device reduction and a
+ * device-to-device copy over the same bytes, measured in the same run.
+ *   stenc-gpu-bench [--quick] [--csv FILE]     (exit 77 without a device)
+ * Same CSV columns as stenc-bench (backend "cuda"). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "stenc.h"
-#include "tv.h"
-#include "huber.h"
-#include "hessian.h"
-#include "tikhonov.h"
-#include "diffusion.h"
+#include "bench_kernels.h"
 
 int stenc_bench_gpu_sum(const float *a, size_t n, double *result);
 int stenc_bench_gpu_copy(float *dst, const float *src, size_t n);
 int stenc_bench_gpu_sync(void);
+
+DEFINE_RUN_REG(call_reg, stenc_cuda_, BENCH_CUDA_CALL)
+DEFINE_RUN_MINI(call_mini_f32, float, f32, stenc_cuda_, BENCH_CUDA_CALL)
+DEFINE_RUN_MINI(call_mini_f64, double, f64, stenc_cuda_, BENCH_CUDA_CALL)
 
 static double now(void)
 {
@@ -27,62 +28,59 @@ static double now(void)
 }
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
-typedef struct { int what, reg, D; size_t nx, ny, nz; float *x, *g, *y, *c, *b0, *b1, *b2; double v; } Ctx;
-
 static void must(int rc, const char *what)
 {
     if (rc != STENC_OK) { fprintf(stderr, "stenc-gpu-bench: %s: %s\n", what, stenc_strerror(rc)); exit(1); }
 }
 
-static void run(Ctx *c)
+/* one measured call: a ceiling (kind 0 sum, 1 copy over nf floats), a
+ * regularizer entry or a mini-app kernel */
+typedef struct { int kind; size_t nf; float *a, *b; double v; RegCall *reg; MCtx *mini; } Job;
+static void run(Job *j)
 {
-    size_t nx = c->nx, ny = c->ny, nz = c->nz;
-    int D = c->D, m = STENC_NEUMANN;
-    switch (c->what) {
-    case 100: if (stenc_bench_gpu_sum(c->x, nx * ny * nz, &c->v)) must(STENC_ERR_CUDA, "sum"); return;
-    case 101: if (stenc_bench_gpu_copy(c->g, c->x, nx * ny * nz)) must(STENC_ERR_CUDA, "copy"); return;
-    case 200: must(D == 2 ? stenc_cuda_diffusion_step_2d_f32(nx, ny, c->y, c->x, c->c, .1f, 1, 1, 1, NULL)
-                          : stenc_cuda_diffusion_step_3d_f32(nx, ny, nz, c->y, c->x, c->c, .1f, 1, 1, 1, 1, NULL), "diffusion");
-              return;
-    case 201: must(D == 2 ? stenc_cuda_diffusion_step_adjoint_2d_f32(nx, ny, c->x, c->c, .1f, 1, 1, 1, c->b0, c->b1, c->b2, NULL)
-                          : stenc_cuda_diffusion_step_adjoint_3d_f32(nx, ny, nz, c->x, c->c, .1f, 1, 1, 1, 1, c->b0, c->b1, c->b2, NULL), "adjoint");
-              return;
-    }
-#define R3(B, P2, P3)                                                                                                    \
-    if (D == 2) {                                                                                                        \
-        if (c->what == 0) must(stenc_cuda_##B##_value_2d_f32(nx, ny, m, c->x, P2, &c->v, NULL), #B);                     \
-        else if (c->what == 1) must(stenc_cuda_##B##_grad_2d_f32(nx, ny, m, c->x, P2, 1, 0, c->g, NULL), #B);            \
-        else must(stenc_cuda_##B##_value_grad_2d_f32(nx, ny, m, c->x, P2, &c->v, 1, 0, c->g, NULL), #B);                  \
-    } else {                                                                                                             \
-        if (c->what == 0) must(stenc_cuda_##B##_value_3d_f32(nx, ny, nz, m, c->x, P3, &c->v, NULL), #B);                 \
-        else if (c->what == 1) must(stenc_cuda_##B##_grad_3d_f32(nx, ny, nz, m, c->x, P3, 1, 0, c->g, NULL), #B);        \
-        else must(stenc_cuda_##B##_value_grad_3d_f32(nx, ny, nz, m, c->x, P3, &c->v, 1, 0, c->g, NULL), #B);              \
-    }
-#define P_E2 1.f, 1.f, 1e-3f
-#define P_E3 1.f, 1.f, 1.f, 1e-3f
-#define P_N2 1.f, 1.f
-#define P_N3 1.f, 1.f, 1.f
-    switch (c->reg) {
-    case 0: R3(tv, P_E2, P_E3) break;
-    case 1: R3(huber, P_E2, P_E3) break;
-    case 2: R3(hessian, P_E2, P_E3) break;
-    case 3: R3(tikhonov_gradient, P_N2, P_N3) break;
+    switch (j->kind) {
+    case 0: if (stenc_bench_gpu_sum(j->a, j->nf, &j->v)) must(STENC_ERR_CUDA, "sum"); return;
+    case 1: if (stenc_bench_gpu_copy(j->b, j->a, j->nf)) must(STENC_ERR_CUDA, "copy"); return;
+    case 2: must(call_reg(j->reg), reg_names[j->reg->reg]); return;
+    default: must(j->mini->dbl ? call_mini_f64(j->mini) : call_mini_f32(j->mini), minis[j->mini->which].kernel); return;
     }
 }
 
-static double timeit(Ctx *c)
+/* median of 9 timings of 5 calls each, after a warm-up call */
+static double timeit(Job *j)
 {
     double t[9];
-    run(c);
+    run(j);
     stenc_bench_gpu_sync();
     for (int r = 0; r < 9; ++r) {
         double s = now();
-        for (int k = 0; k < 5; ++k) run(c);
+        for (int k = 0; k < 5; ++k) run(j);
         stenc_bench_gpu_sync();
         t[r] = (now() - s) / 5;
     }
     qsort(t, 9, sizeof *t, cmpd);
     return t[4];
+}
+
+static FILE *csv;
+static void row(const char *k, const char *e, int D, const size_t *n, const char *prec, double t, double bytes, const char *cn, double cg)
+{
+    double te = bytes / t / 1e9;
+    fprintf(csv, "%s,%s,cuda,%d,%zu,%zu,%zu,%s,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", k, e, D, n[0], n[1], n[2], prec, t, bytes, te, cn, cg, te / cg);
+    fflush(csv);
+    fprintf(stderr, "  %-20s %-10s %dD %5zux%zux%zu %s %9.3f ms %8.1f GB/s  %.2f of %s\n", k, e, D, n[0], n[1], n[2], prec, 1e3 * t, te,
+            te / cg, cn);
+}
+
+static void *dev_fill(size_t bytes, const float *h, size_t hn)
+{
+    void *d = NULL;
+    must(stenc_cuda_malloc(&d, bytes), "malloc");
+    for (size_t off = 0; off < bytes; off += hn * sizeof(float)) {
+        size_t b = bytes - off < hn * sizeof(float) ? bytes - off : hn * sizeof(float);
+        must(stenc_cuda_to_device((char *)d + off, h, b), "copy");
+    }
+    return d;
 }
 
 int main(int argc, char **argv)
@@ -92,60 +90,65 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csvpath = argv[++i];
+        else { fprintf(stderr, "usage: stenc-gpu-bench [--quick] [--csv FILE]\n"); return 2; }
     }
     int nd = 0;
     if (stenc_cuda_device_count(&nd) != STENC_OK || nd == 0) { printf("stenc-gpu-bench: SKIP: no CUDA device\n"); return 77; }
     char name[256];
     stenc_cuda_device_name(name, sizeof name);
-    FILE *csv = fopen(csvpath, "w");
+    csv = fopen(csvpath, "w");
     if (!csv) { perror(csvpath); return 1; }
     fprintf(csv, "kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio\n");
     fprintf(stderr, "stenc-gpu-bench on %s\n", name);
     size_t S[4][3] = {{4096, 4096, 1}, {10000, 10000, 1}, {256, 256, 256}, {512, 512, 512}};
     if (quick) { S[0][0] = S[0][1] = 1024; S[1][0] = S[1][1] = 2048; S[2][0] = S[2][1] = S[2][2] = 128; S[3][0] = S[3][1] = S[3][2] = 192; }
-    static const char *regs[] = {"tv", "huber", "hessian", "tikhonov_gradient"};
     static const char *ent[] = {"value", "grad", "value_grad"};
-    for (int si = 0; si < 4; ++si) {
-        Ctx c = {0};
-        c.nx = S[si][0]; c.ny = S[si][1]; c.nz = S[si][2]; c.D = c.nz > 1 ? 3 : 2;
-        size_t N = c.nx * c.ny * c.nz, B = N * sizeof(float);
-        float *h = malloc(B);
-        if (!h) return 1;
-        for (size_t q = 0; q < N; ++q) h[q] = (float)((q * 2654435761u) % 1000) * 1e-3f;
-        float **bufs[] = {&c.x, &c.g, &c.y, &c.c, &c.b0, &c.b1, &c.b2};
-        for (int b = 0; b < 7; ++b) {
-            must(stenc_cuda_malloc((void **)bufs[b], B), "malloc");
-            must(stenc_cuda_to_device(*bufs[b], h, B), "copy");
-        }
-        free(h);
-        c.what = 100;
-        double ts = timeit(&c), sum_gbs = (double)B / ts / 1e9;
-        c.what = 101;
-        double tc = timeit(&c), copy_gbs = 2.0 * (double)B / tc / 1e9;
-#define ROW(K, E, T, BYTES, CN, CG)                                                                                      \
-    do {                                                                                                                 \
-        double te = (BYTES) / (T) / 1e9;                                                                                 \
-        fprintf(csv, "%s,%s,cuda,%d,%zu,%zu,%zu,f32,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", K, E, c.D, c.nx, c.ny, c.nz, T,      \
-                (double)(BYTES), te, CN, CG, te / (CG));                                                                 \
-        fprintf(stderr, "  %-18s %-10s %dD %zux%zux%zu %9.3f ms %8.1f GB/s  %.2f of %s\n", K, E, c.D, c.nx, c.ny, c.nz,  \
-                1e3 * (T), te, te / (CG), CN);                                                                           \
-    } while (0)
-        ROW("ceiling_sum", "read", ts, (double)B, "sum", sum_gbs);
-        ROW("ceiling_copy", "copy", tc, 2.0 * B, "copy", copy_gbs);
-        for (int r = 0; r < 4; ++r)
-            for (int w = 0; w < 3; ++w) {
-                c.reg = r; c.what = w;
-                double t = timeit(&c);
-                ROW(regs[r], ent[w], t, w == 0 ? (double)B : 2.0 * B, w == 0 ? "sum" : "copy", w == 0 ? sum_gbs : copy_gbs);
+    /* host pattern for filling device arrays: values in [1, 2) */
+    enum { HN = 1 << 20 };
+    float *h = malloc(HN * sizeof *h);
+    if (!h) return 1;
+    for (size_t q = 0; q < HN; ++q) h[q] = 1.0f + (float)((q * 2654435761u) % 1000) * 1e-3f;
+    for (int si = 0; si < 4; ++si)
+        for (int dbl = 0; dbl <= 1; ++dbl) {
+            const size_t *n = S[si];
+            int D = n[2] > 1 ? 3 : 2;
+            size_t N = n[0] * n[1] * n[2], es = dbl ? 8 : 4, B = N * es;
+            const char *prec = dbl ? "f64" : "f32";
+            /* a double array is filled with float bit patterns reinterpreted: finite, positive values */
+            void *x = dev_fill(B, h, HN), *m = dev_fill(B, h, HN), *g = dev_fill(B, h, HN);
+            Job jc = {0, B / 4, x, g, 0, NULL, NULL};
+            double ts = timeit(&jc), sum_gbs = (double)B / ts / 1e9;
+            jc.kind = 1;
+            double tc = timeit(&jc), copy_gbs = 2.0 * (double)B / tc / 1e9;
+            row("ceiling_sum", "read", D, n, prec, ts, (double)B, "sum", sum_gbs);
+            row("ceiling_copy", "copy", D, n, prec, tc, 2.0 * (double)B, "copy", copy_gbs);
+            for (int r = 0; r < NREG; ++r)
+                for (int w = 0; w < 3; ++w) {
+                    RegCall rc = {n[0], n[1], n[2], D, dbl, w, STENC_NEUMANN, r, x, m, g, 0};
+                    Job j = {2, 0, NULL, NULL, 0, &rc, NULL};
+                    double t = timeit(&j), inb = (double)B * reg_inputs(r);
+                    row(reg_names[r], ent[w], D, n, prec, t, w == 0 ? inb : inb + (double)B, w == 0 ? "sum" : "copy",
+                        w == 0 ? sum_gbs : copy_gbs);
+                }
+            stenc_cuda_free(x); stenc_cuda_free(m); stenc_cuda_free(g);
+            /* mini-apps: 8 arrays with room for the staggered extents */
+            size_t M = (n[0] + 1) * (n[1] + 1) * (D == 3 ? n[2] + 1 : 1);
+            for (size_t w = 0; w < NMINI; ++w) {
+                if (minis[w].dims != D) continue;
+                MCtx mc = {n[0], n[1], n[2], (int)w, 0, dbl, {0}};
+                for (int q = 0; q < 8; ++q) mc.a[q] = dev_fill(M * es, h, HN);
+                char kname[64];
+                snprintf(kname, sizeof kname, "%s.%s", minis[w].stencil, minis[w].kernel);
+                Job j = {3, 0, NULL, NULL, 0, NULL, &mc};
+                double t = timeit(&j);
+                row(kname, "forward", D, n, prec, t, minis[w].fwd_bytes * (double)B, "copy", copy_gbs);
+                mc.adj = 1;
+                t = timeit(&j);
+                row(kname, "adjoint", D, n, prec, t, minis[w].adj_bytes * (double)B, "copy", copy_gbs);
+                for (int q = 0; q < 8; ++q) stenc_cuda_free(mc.a[q]);
             }
-        c.what = 200;
-        double t = timeit(&c);
-        ROW("diffusion", "update", t, 3.0 * B, "copy", copy_gbs);
-        c.what = 201;
-        t = timeit(&c);
-        ROW("diffusion", "adjoint", t, 8.0 * B, "copy", copy_gbs);
-        for (int b = 0; b < 7; ++b) stenc_cuda_free(*bufs[b]);
-    }
+        }
+    free(h);
     fclose(csv);
     return 0;
 }
