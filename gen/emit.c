@@ -149,7 +149,8 @@ static void point_index(FILE *f, const Stencil *s, const char *name, const char 
  * per boundary mode (one loop copy per mode) so that the border's index maps
  * fold into plain clamps and wraps. */
 static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
-                     int modespec, const char *borderrow, const char *xend)
+                     int modespec, const char *borderrow, const char *xend, const char *roll, const char *rinit,
+                     const char *rsize)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -161,12 +162,18 @@ static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const
     print_quoted(out, borderrow);
     fprintf(out, ",\n");
     print_quoted(out, xend);
+    fprintf(out, ",\n");
+    print_quoted(out, roll);
+    fprintf(out, ",\n");
+    print_quoted(out, rinit);
+    fprintf(out, ", ");
+    print_quoted(out, rsize);
     fprintf(out, ")\n");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
 {
-    job_mode(out, D, acc, beta, box, interior, border, 0, "", "");
+    job_mode(out, D, acc, beta, box, interior, border, 0, "", "", "", "", "");
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -633,6 +640,155 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
 
 /* ---- reductions: value, grad, value_grad ---- */
 
+
+/* ---- rolling rows of partials (C backend, gradients of costly reductions) ----
+ * The gather form evaluates every tap's partial once per tap, so a point costs
+ * as many square roots (divisions, ...) as the reduction has taps.  In an
+ * interior row the C kernels instead compute each partial once per point of a
+ * row of partials and keep the rows a gather needs in a per-thread ring:
+ * rows roll along y (a new row per row), and in 3D each distinct z offset of
+ * the taps has its own ring (partials are recomputed once per z offset).  The
+ * newest row is computed strip by strip just before the strip's gather, so
+ * both stay in L1.  The CUDA kernels keep the direct gather. */
+static int costly_tag = -1;
+static int costly_rec(Node *n, int tag)
+{
+    if (n->mark == tag) return 0;
+    n->mark = tag;
+    if (n->kind == E_CALL && n->op != F_ABS && n->op != F_MIN && n->op != F_MAX && n->op != F_FLOOR && n->op != F_SIGN) return 1;
+    if (n->kind == E_DIV && n->a[1]->kind != E_NUM && n->a[1]->kind != E_PARAM) return 1;
+    for (int i = 0; i < n->nargs; ++i)
+        if (costly_rec(n->a[i], tag)) return 1;
+    return 0;
+}
+static int costly(Node *n) { return costly_rec(n, --costly_tag); }
+
+typedef struct {
+    int ng;              /* groups (distinct z offsets of the taps) */
+    long oz[MAXTAP];     /* each group's z offset */
+    int grp[MAXTAP];     /* each tap's group */
+    long miny, maxy, minx, maxx;
+    int depth;           /* rows per ring */
+    int nslot;           /* arrays per ring row: one per tap */
+} Roll;
+
+/* rows jq of group g's partials for x in [XA, XB): CSE block per point */
+static void roll_rows(FILE *f, const Roll *R, const Stencil *es, const Ext *E, int g, int ndt, Node **part, const char *xa,
+                      const char *xb, const char *ind)
+{
+    static const char *vars[3] = {"i", "st_jq", "st_kq"};
+    PrintCtx pc = {es, TAP_DIRECT, E->names, vars};
+    Node *roots[MAXTAP];
+    char fmb[MAXTAP][48];
+    const char *fm[MAXTAP];
+    int nr = 0;
+    fprintf(f, "%s{\n%s    const ptrdiff_t st_sl = stenc_imod(st_jq, %d);\n", ind, ind, R->depth);
+    for (int t = 0; t < ndt; ++t) {
+        if (R->grp[t] != g) continue;
+        fprintf(f, "%s    stn_real *stn_restrict st_w%d = st_rb + (size_t)((%d + st_sl) * %d + %d) * (size_t)st_rw;\n", ind, t,
+                g * R->depth, R->nslot, t);
+        roots[nr] = part[t];
+        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", t);
+        fm[nr] = fmb[nr];
+        ++nr;
+    }
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s        ", ind);
+    fprintf(f, "%s    #pragma omp simd\n%s    for (ptrdiff_t i = %s; i < %s; ++i) {\n", ind, ind, xa, xb);
+    pr_c_block(f, &pc, roots, nr, fm, in2);
+    fprintf(f, "%s    }\n%s}\n", ind, ind);
+}
+
+/* The interior of an interior row with rolling partial rows, or NULL (the
+ * direct gather is used) when the partials are cheap.  *init gets the
+ * per-chunk state, *size the per-thread ring size in elements. */
+static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r, int N, const int *diff, int ndt,
+                       Node **dtaps, Node **part, int want_v, int first_read, char **init, char **size)
+{
+    int D = s->dims, any = 0;
+    if (D < 2 || ndt < 2) return NULL;
+    for (int t = 0; t < ndt; ++t) any |= costly(part[t]);
+    if (!any) return NULL;
+    Roll R = {0};
+    R.miny = R.maxy = dtaps[0]->idx[1].c;
+    R.minx = R.maxx = dtaps[0]->idx[0].c;
+    for (int t = 0; t < ndt; ++t) {
+        long ox = dtaps[t]->idx[0].c, oy = dtaps[t]->idx[1].c, oz = D == 3 ? dtaps[t]->idx[2].c : 0;
+        if (ox < R.minx) R.minx = ox;
+        if (ox > R.maxx) R.maxx = ox;
+        if (oy < R.miny) R.miny = oy;
+        if (oy > R.maxy) R.maxy = oy;
+        int g = 0;
+        while (g < R.ng && R.oz[g] != oz) ++g;
+        if (g == R.ng) R.oz[R.ng++] = oz;
+        R.grp[t] = g;
+    }
+    R.depth = (int)(R.maxy - R.miny + 1);
+    R.nslot = ndt;
+    Str a, b, c;
+    str_open(&a); str_open(&b); str_open(&c);
+    fprintf(a.f, "ptrdiff_t st_hj[%d], st_hk[%d];\n        for (int st_g = 0; st_g < %d; ++st_g) { st_hj[st_g] = PTRDIFF_MIN; st_hk[st_g] = PTRDIFF_MIN; }\n",
+            R.ng, R.ng, R.ng);
+    fprintf(b.f, "%d", R.ng * R.depth * R.nslot);
+    FILE *f = c.f;
+    char xa[64], xb[64];
+    fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
+    /* older rows this row needs that are not in the ring yet (a new chunk or plane) */
+    for (int g = 0; g < R.ng; ++g) {
+        fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld; (void)st_kq;\n", D == 3 ? "k" : "0", D == 3 ? -R.oz[g] : 0L);
+        fprintf(f, "                ptrdiff_t st_j0 = j%+ld;\n", -R.maxy);
+        fprintf(f, "                if (st_hk[%d] == %s && st_hj[%d] >= st_j0) st_j0 = st_hj[%d] + 1;\n", g, D == 3 ? "k" : "0", g, g);
+        fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq < j%+ld; ++st_jq)\n", -R.miny);
+        snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
+        snprintf(xb, sizeof xb, "st_ib%+ld", -R.minx);
+        roll_rows(f, &R, es, E, g, ndt, part, xa, xb, "                ");
+        fprintf(f, "                st_hj[%d] = j%+ld; st_hk[%d] = %s;\n            }\n", g, -R.miny, g, D == 3 ? "k" : "0");
+    }
+    /* strips: the newest row's partials, then the gather */
+    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {\n"
+               "            const ptrdiff_t st_ie = st_ib - st_i0 < 256 ? st_ib : st_i0 + 256;\n");
+    for (int g = 0; g < R.ng; ++g) {
+        fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld; (void)st_kq;\n", D == 3 ? "k" : "0",
+                D == 3 ? -R.oz[g] : 0L, -R.miny);
+        snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
+        snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
+        roll_rows(f, &R, es, E, g, ndt, part, xa, xb, "                ");
+        fprintf(f, "            }\n");
+    }
+    /* the rows each tap reads */
+    for (int t = 0; t < ndt; ++t)
+        fprintf(f, "            const stn_real *stn_restrict st_r%d = st_rb + (size_t)((%d + stenc_imod(j%+ld, %d)) * %d + %d) * (size_t)st_rw;\n",
+                t, R.grp[t] * R.depth, -dtaps[t]->idx[1].c, R.depth, R.nslot, t);
+    fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n", want_v ? "stn_real st_vb[256];\n            " : "");
+    fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
+    point_index(f, es, s->arr[first_read].name, "st_q");
+    fprintf(f, "\n");
+    if (want_v) { /* the value at the point itself, from x (measured cheaper than a ring slot) */
+        PrintCtx pcd = {es, TAP_DIRECT, E->names, NULL};
+        Node *root = r->f;
+        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+        pr_c_block(f, &pcd, &root, 1, fm, "                ");
+    }
+    for (int arr = 0; arr < N; ++arr) {
+        if (!diff[arr]) continue;
+        fprintf(f, "                { const stn_real st_gv = ");
+        int first = 1, n = 0;
+        for (int t = 0; t < ndt; ++t)
+            if (dtaps[t]->ref == arr) ++n;
+        for (int k = 1; k < n; ++k) fprintf(f, "(");
+        for (int t = 0; t < ndt; ++t) {
+            if (dtaps[t]->ref != arr) continue;
+            fprintf(f, "%sst_r%d[i%+ld]%s", first ? "" : " + ", t, -dtaps[t]->idx[0].c, first ? "" : ")");
+            first = 0;
+        }
+        fprintf(f, "; stn_gstore(%s, st_q) }\n", E->names[N + arr]);
+    }
+    fprintf(f, "            }\n%s            }\n        }\n", want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    *init = str_close(&a);
+    *size = str_close(&b);
+    return str_close(&c);
+}
+
 static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers);
 
 static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
@@ -769,7 +925,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                              "(declare '%s' const, or write the function with select so its derivative is defined)",
                              r->name, s->arr[taps[t]->ref].name, ex_fn_name[bad - 1], s->arr[taps[t]->ref].name);
         dtaps[ndt] = taps[t];
-        part[ndt] = p;
+        part[ndt] = ex_recip(p); /* the partials of a point share their divisions */
         ++ndt;
     }
     char base[160];
@@ -1032,6 +1188,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         }
         char *sxe = str_close(&xe);
         char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, &bd);
+        char *rinit = NULL, *rsize = NULL;
+        char *sroll = want_g ? roll_body(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, first_read, &rinit, &rsize) : NULL;
 
         char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
         char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
@@ -1041,9 +1199,10 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         print_quoted(out, sdoc); fprintf(out, ",\n");
         entry_pieces(out, sargs, schk, sset);
         fprintf(out, ",\n[[");
-        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe);
+        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "");
         free(sbr);
         free(sxe);
+        free(sroll); free(rinit); free(rsize);
         fprintf(out, "]])\n\n");
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }

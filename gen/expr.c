@@ -338,6 +338,33 @@ static Node *shift_rec(Node *n, const long off[3], int tag)
 
 Node *ex_shift(Node *n, const long off[3]) { return shift_rec(n, off, ++memo_counter); }
 
+static Node *recip_rec(Node *n, int tag)
+{
+    if (n->memo_tag == tag) return n->memo;
+    Node *r = n;
+    if (n->nargs > 0) {
+        Node *a[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < n->nargs; ++i) a[i] = recip_rec(n->a[i], tag);
+        switch (n->kind) {
+        case E_DIV:
+            r = (a[1]->kind == E_NUM || a[1]->kind == E_PARAM) ? ex_div(a[0], a[1]) : ex_mul(a[0], ex_div(ex_num(1), a[1]));
+            break;
+        case E_ADD: case E_SUB: case E_MUL: r = ex_bin(n->kind, a[0], a[1]); break;
+        case E_NEG: r = ex_neg(a[0]); break;
+        case E_POWI: r = ex_powi(a[0], n->op); break;
+        case E_CALL: r = ex_call(n->op, n->nargs, a); break;
+        case E_SELECT: r = ex_select(a[0], a[1], a[2]); break;
+        case E_CMP: r = ex_cmp(n->op, a[0], a[1]); break;
+        default: break;
+        }
+    }
+    n->memo_tag = tag;
+    n->memo = r;
+    return r;
+}
+
+Node *ex_recip(Node *n) { return recip_rec(n, ++memo_counter); }
+
 static void taps_rec(Node *n, int arr, Node **out, int *cnt, int max, int tag)
 {
     if (n->mark == tag) return;

@@ -115,6 +115,10 @@ int ex_fn_lookup(const char *name);
 Node *ex_diff(Node *n, int arr, const Index idx[3], int *bad);
 /* n with every VAR tap index shifted by off[d] (only dims with loop[d]). */
 Node *ex_shift(Node *n, const long off[3]);
+/* n with every division by a non-constant y written as a product with 1/y,
+ * so that partials sharing a denominator (a/s, b/s, ...) share one division
+ * (costs at most one rounding more per quotient) */
+Node *ex_recip(Node *n);
 /* collect distinct taps of n (all arrays, or one array when arr >= 0) */
 int ex_taps(Node *n, int arr, Node **out, int max);
 /* does n read array arr? */

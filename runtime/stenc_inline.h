@@ -12,6 +12,26 @@
 #define STENC_HD static inline
 #endif
 
+#if !defined(__CUDACC__)
+/* Host threads for per-thread scratch buffers of the C kernels: the most a
+ * parallel region can use, and the calling thread's number in it. */
+#ifdef _OPENMP
+#include <omp.h>
+static inline int stenc_omp_threads(void) { return omp_get_max_threads(); }
+static inline int stenc_omp_thread(void) { return omp_get_thread_num(); }
+#else
+static inline int stenc_omp_threads(void) { return 1; }
+static inline int stenc_omp_thread(void) { return 0; }
+#endif
+#endif
+
+/* v mod m in [0, m) for any sign of v (m > 0) */
+STENC_HD ptrdiff_t stenc_imod(ptrdiff_t v, ptrdiff_t m)
+{
+    ptrdiff_t r = v % m;
+    return r < 0 ? r + m : r;
+}
+
 STENC_HD ptrdiff_t stenc_imax(ptrdiff_t a, ptrdiff_t b) { return a > b ? a : b; }
 STENC_HD ptrdiff_t stenc_imin(ptrdiff_t a, ptrdiff_t b) { return a < b ? a : b; }
 
