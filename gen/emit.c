@@ -673,14 +673,14 @@ typedef struct {
 } Roll;
 
 /* rows jq of group g's partials for x in [XA, XB): CSE block per point */
-static void roll_rows(FILE *f, const Roll *R, const Stencil *es, const Ext *E, int g, int ndt, Node **part, const char *xa,
-                      const char *xb, const char *ind)
+static void roll_rows(FILE *f, const Roll *R, const Stencil *es, const Ext *E, int g, int ndt, Node **part, Node *value,
+                      const char *xa, const char *xb, const char *ind)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     PrintCtx pc = {es, TAP_DIRECT, E->names, vars};
-    Node *roots[MAXTAP];
-    char fmb[MAXTAP][48];
-    const char *fm[MAXTAP];
+    Node *roots[MAXTAP + 1];
+    char fmb[MAXTAP + 1][48];
+    const char *fm[MAXTAP + 1];
     int nr = 0;
     fprintf(f, "%s{\n%s    const ptrdiff_t st_sl = stenc_imod(st_jq, %d);\n", ind, ind, R->depth);
     for (int t = 0; t < ndt; ++t) {
@@ -690,6 +690,11 @@ static void roll_rows(FILE *f, const Roll *R, const Stencil *es, const Ext *E, i
         roots[nr] = part[t];
         snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", t);
         fm[nr] = fmb[nr];
+        ++nr;
+    }
+    if (value) { /* the reduction's value at the strip's own points, zero at its halo */
+        roots[nr] = value;
+        fm[nr] = "st_vb[i - st_vx] = (i >= st_i0 && i < st_ie) ? %s : 0;";
         ++nr;
     }
     char in2[64];
@@ -741,29 +746,36 @@ static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const 
         fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq < j%+ld; ++st_jq)\n", -R.miny);
         snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
         snprintf(xb, sizeof xb, "st_ib%+ld", -R.minx);
-        roll_rows(f, &R, es, E, g, ndt, part, xa, xb, "                ");
+        roll_rows(f, &R, es, E, g, ndt, part, NULL, xa, xb, "                ");
         fprintf(f, "                st_hj[%d] = j%+ld; st_hk[%d] = %s;\n            }\n", g, -R.miny, g, D == 3 ? "k" : "0");
     }
     /* strips: the newest row's partials, then the gather */
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < 256 ? st_ib : st_i0 + 256;\n");
+    /* the value rides along with the newest row when that row is the point's own (forward taps) */
+    int vg = -1;
+    for (int g = 0; g < R.ng; ++g)
+        if (want_v && R.oz[g] == 0 && R.miny == 0) vg = g;
+    if (vg >= 0)
+        fprintf(f, "            stn_real st_vb[%ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", 256 + R.maxx - R.minx, -R.maxx);
     for (int g = 0; g < R.ng; ++g) {
         fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld; (void)st_kq;\n", D == 3 ? "k" : "0",
                 D == 3 ? -R.oz[g] : 0L, -R.miny);
         snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
         snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
-        roll_rows(f, &R, es, E, g, ndt, part, xa, xb, "                ");
+        roll_rows(f, &R, es, E, g, ndt, part, g == vg ? r->f : NULL, xa, xb, "                ");
         fprintf(f, "            }\n");
     }
     /* the rows each tap reads */
     for (int t = 0; t < ndt; ++t)
         fprintf(f, "            const stn_real *stn_restrict st_r%d = st_rb + (size_t)((%d + stenc_imod(j%+ld, %d)) * %d + %d) * (size_t)st_rw;\n",
                 t, R.grp[t] * R.depth, -dtaps[t]->idx[1].c, R.depth, R.nslot, t);
-    fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n", want_v ? "stn_real st_vb[256];\n            " : "");
+    fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n",
+            want_v && vg < 0 ? "stn_real st_vb[256];\n            " : "");
     fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
     point_index(f, es, s->arr[first_read].name, "st_q");
     fprintf(f, "\n");
-    if (want_v) { /* the value at the point itself, from x (measured cheaper than a ring slot) */
+    if (want_v && vg < 0) { /* the value at the point itself, from x */
         PrintCtx pcd = {es, TAP_DIRECT, E->names, NULL};
         Node *root = r->f;
         const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
@@ -783,7 +795,8 @@ static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const 
         }
         fprintf(f, "; stn_gstore(%s, st_q) }\n", E->names[N + arr]);
     }
-    fprintf(f, "            }\n%s            }\n        }\n", want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    if (vg >= 0) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0%+ld)\n            }\n        }\n", R.maxx - R.minx);
+    else fprintf(f, "            }\n%s            }\n        }\n", want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     *init = str_close(&a);
     *size = str_close(&b);
     return str_close(&c);
