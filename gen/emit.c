@@ -641,6 +641,21 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
 /* ---- reductions: value, grad, value_grad ---- */
 
 
+/* a border point's gradient sums: its index st_q and one sum per
+ * differentiable array (open), then the stores (store) */
+static void point_sums_open(FILE *f, const Stencil *es, const char *arr, int N, const int *diff)
+{
+    fprintf(f, "            ");
+    point_index(f, es, arr, "st_q");
+    fprintf(f, "\n");
+    for (int a = 0; a < N; ++a) if (diff[a]) fprintf(f, "            stn_real st_g%d = 0;\n", a);
+}
+static void point_sums_store(FILE *f, int N, const int *diff, const char *const *names)
+{
+    for (int a = 0; a < N; ++a)
+        if (diff[a]) fprintf(f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, names[N + a]);
+}
+
 /* ---- rolling rows of partials (C backend, gradients of costly reductions) ----
  * The gather form evaluates every tap's partial once per tap, so a point costs
  * as many square roots (divisions, ...) as the reduction has taps.  In an
@@ -1133,13 +1148,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
             fprintf(bd.f, ");\n");
         }
         if (want_g) {
-            Str q;
-            str_open(&q);
-            point_index(q.f, es, s->arr[first_read].name, "st_q");
-            char *qs = str_close(&q);
-            fprintf(bd.f, "            %s\n", qs);
-            free(qs);
-            for (int a = 0; a < N; ++a) if (diff[a]) fprintf(bd.f, "            stn_real st_g%d = 0;\n", a);
+            point_sums_open(bd.f, es, s->arr[first_read].name, N, diff);
             for (int t = 0; t < ndt; ++t) {
                 fprintf(bd.f, "            {\n                ptrdiff_t st_a0, st_b0, st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
                 for (int d = 0; d < D; ++d)
@@ -1156,8 +1165,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                 if (D == 2) fprintf(bd.f, "                (void)st_a2; (void)st_b2;\n");
                 fprintf(bd.f, "            }\n");
             }
-            for (int a = 0; a < N; ++a)
-                if (diff[a]) fprintf(bd.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
+            point_sums_store(bd.f, N, diff, E.names);
         }
         fprintf(bd.f, "        }\n");
         /* row ends of interior rows: the value as on the border, each tap's
@@ -1173,13 +1181,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                 fprintf(xe.f, shc, callbuf);
                 fprintf(xe.f, ");\n");
             }
-            Str q;
-            str_open(&q);
-            point_index(q.f, es, s->arr[first_read].name, "st_q");
-            char *qs = str_close(&q);
-            fprintf(xe.f, "            %s\n", qs);
-            free(qs);
-            for (int a = 0; a < N; ++a) if (diff[a]) fprintf(xe.f, "            stn_real st_g%d = 0;\n", a);
+            point_sums_open(xe.f, es, s->arr[first_read].name, N, diff);
             for (int t = 0; t < ndt; ++t) {
                 fprintf(xe.f, "            {\n                ptrdiff_t st_a0, st_b0;\n"
                               "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
@@ -1195,8 +1197,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                 fprintf(xe.f, shc, callbuf);
                 fprintf(xe.f, ");\n            }\n");
             }
-            for (int a = 0; a < N; ++a)
-                if (diff[a]) fprintf(xe.f, "            { const stn_real st_gv = st_g%d; stn_gstore(%s, st_q) }\n", a, E.names[N + a]);
+            point_sums_store(xe.f, N, diff, E.names);
             fprintf(xe.f, "        }\n");
         }
         char *sxe = str_close(&xe);
