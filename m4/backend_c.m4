@@ -92,15 +92,18 @@ m4_ifelse([[$2]], 1, [[    double st_part[256];
     if ((size_t)st_rw > SIZE_MAX / sizeof(stn_real) / (size_t)($12) / (size_t)st_nthr) return STENC_ERR_OVERFLOW;
     stn_real *const st_ring = (stn_real *)malloc(sizeof(stn_real) * st_rper * (size_t)st_nthr);
     if (!st_ring) return STENC_ERR_ALLOC;
-]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]), [[$10]], [[$11]])m4_ifelse([[$10]], [[]], [[]], [[    free(st_ring);
+]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]), [[$10]], [[$11]], [[$3]])m4_ifelse([[$10]], [[]], [[]], [[    free(st_ring);
 ]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
 
-# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT):
+# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA):
 # MODE non-empty defines st_mode (the boundary mode the reduction bodies use);
 # XEND is the body of the x ends of the rows that reach the interior code;
-# ROLL (when given) replaces the interior loop of those rows
+# ROLL (when given) replaces the interior loop of those rows.  Interior sums:
+# through the strip buffer for values alone; straight into the double
+# accumulator when the loop also stores a gradient (measured faster there:
+# the loop is store-bound, the extra buffer pass cost up to 2x)
 m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
     for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) {
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;
@@ -120,7 +123,9 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t k = st_lo2 + st_r / st_n1r;
             for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
-m4_ifelse([[$8]], [[]], [[m4_ifelse([[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {
+m4_ifelse([[$8]], [[]], [[m4_ifelse([[$2$10]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
+m4_popdef([[stn_vacc]])]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 256 ? st_ib : st_i0 + 256;
             stn_real st_vb[256];
             #pragma omp simd
