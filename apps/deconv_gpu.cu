@@ -200,7 +200,11 @@ extern "C" dcg_problem *dcg_create(int dims, size_t nx, size_t ny, size_t nz, co
     P->N = nx * ny * P->n[2];
     P->Nc = (nx / 2 + 1) * ny * P->n[2];
     double *h = (double *)malloc(P->N * sizeof *h);
-    int bad = !h || P->N > (size_t)2147483647;
+    int bad = !h;
+    if (!bad && P->N > (size_t)2147483647) { /* cuBLAS vector lengths are int */
+        snprintf(P->err, sizeof P->err, "problem too large for the CUDA solver (more than 2^31-1 points)");
+        bad = 1;
+    }
     if (!bad && dc_center_psf(P->n, psf, h)) { snprintf(P->err, sizeof P->err, "the PSF must have a positive sum"); bad = 1; }
     double **vec[] = {&P->y, &P->x, &P->hx, &P->res, &P->gx, &P->tmp, &P->truth, &P->ones};
     for (size_t v = 0; v < sizeof vec / sizeof vec[0] && !bad; ++v) bad = ck(P, cudaMalloc((void **)vec[v], P->N * sizeof(double)), "cudaMalloc");
