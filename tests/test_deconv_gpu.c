@@ -156,7 +156,7 @@ int main(void)
     double one = 1;
     dcg_problem *G = dcg_create(2, 4, 4, 1, (double[16]){0}, (double[16]){[5] = one}, DC_GAUSS, DC_TV, 0.1, NULL, err, sizeof err);
     if (!G) {
-        printf("test_deconv_gpu: SKIP: %s; the CUDA solver was compiled but not run\n", err);
+        printf("test_deconv_gpu: SKIP: %s; the CUDA solver was not run\n", err);
         return 77;
     }
     dcg_free(G);
