@@ -42,30 +42,23 @@ static const char *reg_names[] = {"tv", "tv_central", "tv_aniso", "huber", "tikh
 /* arrays each entry reads (T_eff): tv_weighted also reads its weight */
 static inline int reg_inputs(int reg) { return reg == 9 ? 2 : 1; }
 
+/* one precision: T the element type, S its suffix, A2/A3 the 2D/3D arguments */
+#define BENCH_REG_T(PFX, CALL, BASE, T, S, A2, A3)                                                                        \
+    do {                                                                                                                 \
+        const T *x = c->x, *m = c->m; T *g = c->g; (void)m;                                                              \
+        if (c->dims == 2) {                                                                                              \
+            if (c->what == 0) rc = CALL(BENCH_CAT3(PFX, BASE, _value_2d_##S), c->nx, c->ny, c->mode, BENCH_UNP A2, &c->v);   \
+            else if (c->what == 1) rc = CALL(BENCH_CAT3(PFX, BASE, _grad_2d_##S), c->nx, c->ny, c->mode, BENCH_UNP A2, 1, 0, g); \
+            else rc = CALL(BENCH_CAT3(PFX, BASE, _value_grad_2d_##S), c->nx, c->ny, c->mode, BENCH_UNP A2, &c->v, 1, 0, g); \
+        } else {                                                                                                         \
+            if (c->what == 0) rc = CALL(BENCH_CAT3(PFX, BASE, _value_3d_##S), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3, &c->v); \
+            else if (c->what == 1) rc = CALL(BENCH_CAT3(PFX, BASE, _grad_3d_##S), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3, 1, 0, g); \
+            else rc = CALL(BENCH_CAT3(PFX, BASE, _value_grad_3d_##S), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3, &c->v, 1, 0, g); \
+        }                                                                                                                \
+    } while (0)
 #define BENCH_REG(PFX, CALL, BASE, A2F, A3F, A2D, A3D)                                                                    \
-    if (c->dbl) {                                                                                                        \
-        const double *x = c->x, *m = c->m; double *g = c->g; (void)m;                                                    \
-        if (c->dims == 2) {                                                                                              \
-            if (c->what == 0) rc = CALL(BENCH_CAT3(PFX, BASE, _value_2d_f64), c->nx, c->ny, c->mode, BENCH_UNP A2D, &c->v);  \
-            else if (c->what == 1) rc = CALL(BENCH_CAT3(PFX, BASE, _grad_2d_f64), c->nx, c->ny, c->mode, BENCH_UNP A2D, 1, 0, g); \
-            else rc = CALL(BENCH_CAT3(PFX, BASE, _value_grad_2d_f64), c->nx, c->ny, c->mode, BENCH_UNP A2D, &c->v, 1, 0, g); \
-        } else {                                                                                                         \
-            if (c->what == 0) rc = CALL(BENCH_CAT3(PFX, BASE, _value_3d_f64), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3D, &c->v); \
-            else if (c->what == 1) rc = CALL(BENCH_CAT3(PFX, BASE, _grad_3d_f64), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3D, 1, 0, g); \
-            else rc = CALL(BENCH_CAT3(PFX, BASE, _value_grad_3d_f64), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3D, &c->v, 1, 0, g); \
-        }                                                                                                                \
-    } else {                                                                                                             \
-        const float *x = c->x, *m = c->m; float *g = c->g; (void)m;                                                      \
-        if (c->dims == 2) {                                                                                              \
-            if (c->what == 0) rc = CALL(BENCH_CAT3(PFX, BASE, _value_2d_f32), c->nx, c->ny, c->mode, BENCH_UNP A2F, &c->v);  \
-            else if (c->what == 1) rc = CALL(BENCH_CAT3(PFX, BASE, _grad_2d_f32), c->nx, c->ny, c->mode, BENCH_UNP A2F, 1, 0, g); \
-            else rc = CALL(BENCH_CAT3(PFX, BASE, _value_grad_2d_f32), c->nx, c->ny, c->mode, BENCH_UNP A2F, &c->v, 1, 0, g); \
-        } else {                                                                                                         \
-            if (c->what == 0) rc = CALL(BENCH_CAT3(PFX, BASE, _value_3d_f32), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3F, &c->v); \
-            else if (c->what == 1) rc = CALL(BENCH_CAT3(PFX, BASE, _grad_3d_f32), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3F, 1, 0, g); \
-            else rc = CALL(BENCH_CAT3(PFX, BASE, _value_grad_3d_f32), c->nx, c->ny, c->nz, c->mode, BENCH_UNP A3F, &c->v, 1, 0, g); \
-        }                                                                                                                \
-    }
+    if (c->dbl) BENCH_REG_T(PFX, CALL, BASE, double, f64, A2D, A3D);                                                     \
+    else BENCH_REG_T(PFX, CALL, BASE, float, f32, A2F, A3F);
 
 #define DEFINE_RUN_REG(NAME, PFX, CALL)                                                                                   \
     static int NAME(RegCall *c)                                                                                          \
