@@ -770,7 +770,7 @@ static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const 
     /* the value rides along with the newest row when that row is the point's own (forward taps) */
     int vg = -1;
     for (int g = 0; g < R.ng; ++g)
-        if (want_v && R.oz[g] == 0 && R.miny == 0) vg = g;
+        if (want_v && R.oz[g] == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0) vg = g; /* the strip covers the points */
     if (vg >= 0)
         fprintf(f, "            stn_real st_vb[%ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", 256 + R.maxx - R.minx, -R.maxx);
     for (int g = 0; g < R.ng; ++g) {
