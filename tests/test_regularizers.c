@@ -2,7 +2,9 @@
  * {valid, neumann, periodic}.  Values against independent hand-written
  * references; gradients against central finite differences of the reference
  * (double); a Taylor test; fused value_grad against value and grad; the
- * alpha/beta contract with NaN-poisoned outputs; the smallest grids; and
+ * alpha/beta contract with NaN-poisoned outputs; the smallest grids; grids
+ * large enough for several rows per row chunk and several strips per row
+ * (every gradient component against local finite differences); and
  * bitwise-identical results with 1 and 2 OpenMP threads. */
 #include "testutil.h"
 #ifdef _OPENMP
@@ -365,6 +367,78 @@ START_TEST(smallest_grids)
 }
 END_TEST
 
+/* The reference's sum over the points within 3 of q (wrapped for periodic):
+ * every point whose value can depend on x[q] for these footprints */
+static double ref_local(const Reg *r, const Grid *G, int mode, const double *x, const double *m, const long *q)
+{
+    Pt P = {x, m, {G->n[0], G->n[1], G->D == 3 ? G->n[2] : 1}, G->D, mode, {0, 0, 0}};
+    double s = 0;
+    long lo = mode == STENC_VALID ? -r->lo : 0;
+    for (long dk = G->D == 3 ? -3 : 0; dk <= (G->D == 3 ? 3 : 0); ++dk)
+        for (long dj = -3; dj <= 3; ++dj)
+            for (long di = -3; di <= 3; ++di) {
+                long p[3] = {q[0] + di, q[1] + dj, q[2] + dk}, ok = 1;
+                for (int d = 0; d < G->D; ++d) {
+                    long n = (long)G->n[d];
+                    if (mode == STENC_PERIODIC) p[d] = (p[d] % n + n) % n;
+                    else if (p[d] < 0 || p[d] >= n) ok = 0;
+                    if (mode == STENC_VALID && (p[d] < lo || p[d] + r->hi >= n)) ok = 0;
+                }
+                if (!ok) continue;
+                P.p[0] = p[0]; P.p[1] = p[1]; P.p[2] = p[2];
+                s += r->ref(&P, W, r->c);
+            }
+    return s;
+}
+
+/* Grids with more rows than the kernels' 256 row chunks and rows wider than
+ * one 256-point strip, so that chunks hold several rows (the gradients'
+ * rolling rows of partials are reused from row to row, across planes in 3D)
+ * and rows hold several strips: gradient components (every row's ends and
+ * strip seams, a quarter of the rest) against central differences of the
+ * reference, every component in f32 against f64. */
+START_TEST(large_grids_gradient)
+{
+    const Reg *r = &regs[_i / 6];
+    int D = 2 + (_i / 3) % 2, mode = _i % 3;
+    Grid G;
+    G.D = D;
+    if (D == 2) { G.n[0] = 300; G.n[1] = 300; G.n[2] = 1; }
+    else { G.n[0] = 64; G.n[1] = 6; G.n[2] = 200; } /* ~5 rows per chunk, chunks across planes */
+    G.N = G.n[0] * G.n[1] * G.n[2];
+    rng_t rg = {7000 + (uint64_t)_i};
+    double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *gf = dalloc(G.N), *xp = dalloc(G.N);
+    dfill(x, G.N, &rg, r->xlo, r->xhi);
+    dfill(m, G.N, &rg, 0.5, 2);
+    dnan(g, G.N);
+    CK_OK(call(r, 0, 1, &G, mode, x, m, NULL, 1, 0, g));
+    double gmax = 0;
+    for (size_t q = 0; q < G.N; ++q) gmax = fmax(gmax, fabs(g[q]));
+    memcpy(xp, x, G.N * sizeof *x);
+    const double h = 1e-6;
+    for (size_t q = 0; q < G.N; ++q) {
+        long c[3] = {(long)(q % G.n[0]), (long)(q / G.n[0] % G.n[1]), (long)(q / (G.n[0] * G.n[1]))};
+        /* every row's ends and strip seams, a quarter of the rest */
+        long nx = (long)G.n[0];
+        if (q % 4 && c[0] >= 4 && c[0] < nx - 4 && (c[0] < 250 || c[0] > 262)) continue;
+        xp[q] = x[q] + h;
+        double fp = ref_local(r, &G, mode, xp, m, c);
+        xp[q] = x[q] - h;
+        double fm = ref_local(r, &G, mode, xp, m, c);
+        xp[q] = x[q];
+        double fd = (fp - fm) / (2 * h);
+        ck_assert_msg(fabs(fd - g[q]) <= 1e-6 * fmax(gmax, 1e-3), "%s %dD %s grad at (%ld,%ld,%ld): %.12g vs FD %.12g", r->name, D,
+                      mname(mode), c[0], c[1], c[2], g[q], fd);
+    }
+    dnan(gf, G.N);
+    CK_OK(call(r, 1, 1, &G, mode, x, m, NULL, 1, 0, gf));
+    for (size_t q = 0; q < G.N; ++q)
+        ck_assert_msg(fabs(gf[q] - g[q]) <= 1e-4 * fmax(gmax, 1e-3), "%s %dD %s grad f32 at %zu: %.8g vs %.8g", r->name, D,
+                      mname(mode), q, gf[q], g[q]);
+    free(x); free(m); free(g); free(gf); free(xp);
+}
+END_TEST
+
 START_TEST(threads_bitwise)
 {
 #ifdef _OPENMP
@@ -413,6 +487,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, values_and_gradients, 0, (int)NREG * 6);
     tcase_add_loop_test(tc, fused_alpha_beta, 0, (int)NREG * 12);
+    tcase_add_loop_test(tc, large_grids_gradient, 0, (int)NREG * 6);
     tcase_add_test(tc, smallest_grids);
     tcase_add_test(tc, threads_bitwise);
     tcase_add_test(tc, bad_arguments);
