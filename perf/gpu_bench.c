@@ -12,7 +12,7 @@
 
 #include "bench_kernels.h"
 
-int stenc_bench_gpu_sum(const float *a, size_t n, double *result);
+int stenc_bench_gpu_sum(const float *a, size_t n, double *ws, double *result);
 int stenc_bench_gpu_copy(float *dst, const float *src, size_t n);
 int stenc_bench_gpu_sync(void);
 
@@ -35,11 +35,11 @@ static void must(int rc, const char *what)
 
 /* one measured call: a ceiling (kind 0 sum, 1 copy over nf floats), a
  * regularizer entry or a mini-app kernel */
-typedef struct { int kind; size_t nf; float *a, *b; double v; RegCall *reg; MCtx *mini; } Job;
+typedef struct { int kind; size_t nf; float *a, *b; double v, *ws; RegCall *reg; MCtx *mini; } Job;
 static void run(Job *j)
 {
     switch (j->kind) {
-    case 0: if (stenc_bench_gpu_sum(j->a, j->nf, &j->v)) must(STENC_ERR_CUDA, "sum"); return;
+    case 0: if (stenc_bench_gpu_sum(j->a, j->nf, j->ws, &j->v)) must(STENC_ERR_CUDA, "sum"); return;
     case 1: if (stenc_bench_gpu_copy(j->b, j->a, j->nf)) must(STENC_ERR_CUDA, "copy"); return;
     case 2: must(call_reg(j->reg), reg_names[j->reg->reg]); return;
     default: must(j->mini->dbl ? call_mini_f64(j->mini) : call_mini_f32(j->mini), minis[j->mini->which].kernel); return;
@@ -108,6 +108,8 @@ int main(int argc, char **argv)
     float *h = malloc(HN * sizeof *h);
     if (!h) return 1;
     for (size_t q = 0; q < HN; ++q) h[q] = 1.0f + (float)((q * 2654435761u) % 1000) * 1e-3f;
+    double *ws = NULL; /* the sum ceiling's device result */
+    must(stenc_cuda_malloc((void **)&ws, sizeof(double)), "malloc");
     for (int si = 0; si < 4; ++si)
         for (int dbl = 0; dbl <= 1; ++dbl) {
             const size_t *n = S[si];
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
             const char *prec = dbl ? "f64" : "f32";
             /* a double array is filled with float bit patterns reinterpreted: finite, positive values */
             void *x = dev_fill(B, h, HN), *m = dev_fill(B, h, HN), *g = dev_fill(B, h, HN);
-            Job jc = {0, B / 4, x, g, 0, NULL, NULL};
+            Job jc = {0, B / 4, x, g, 0, ws, NULL, NULL};
             double ts = timeit(&jc), sum_gbs = (double)B / ts / 1e9;
             jc.kind = 1;
             double tc = timeit(&jc), copy_gbs = 2.0 * (double)B / tc / 1e9;
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < NREG; ++r)
                 for (int w = 0; w < 3; ++w) {
                     RegCall rc = {n[0], n[1], n[2], D, dbl, w, STENC_NEUMANN, r, x, m, g, 0};
-                    Job j = {2, 0, NULL, NULL, 0, &rc, NULL};
+                    Job j = {2, 0, NULL, NULL, 0, NULL, &rc, NULL};
                     double t = timeit(&j), inb = (double)B * reg_inputs(r);
                     row(reg_names[r], ent[w], D, n, prec, t, w == 0 ? inb : inb + (double)B, w == 0 ? "sum" : "copy",
                         w == 0 ? sum_gbs : copy_gbs);
@@ -139,7 +141,7 @@ int main(int argc, char **argv)
                 for (int q = 0; q < 8; ++q) mc.a[q] = dev_fill(M * es, h, HN);
                 char kname[64];
                 snprintf(kname, sizeof kname, "%s.%s", minis[w].stencil, minis[w].kernel);
-                Job j = {3, 0, NULL, NULL, 0, NULL, &mc};
+                Job j = {3, 0, NULL, NULL, 0, NULL, NULL, &mc};
                 double t = timeit(&j);
                 row(kname, "forward", D, n, prec, t, minis[w].fwd_bytes * (double)B, "copy", copy_gbs);
                 mc.adj = 1;
@@ -149,6 +151,7 @@ int main(int argc, char **argv)
             }
         }
     free(h);
+    stenc_cuda_free(ws);
     fclose(csv);
     return 0;
 }
