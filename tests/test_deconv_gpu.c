@@ -92,7 +92,7 @@ START_TEST(solve_cpu_vs_gpu)
     int noise = _i;
     rng_t r = {4200 + (uint64_t)_i};
     Pair P = make_pair(2, 64, 64, 1, noise, DC_TV, noise == DC_POISSON ? 0.01 : 0.05, &r);
-    double *pc = dalloc(P.N), *pg = dalloc(P.N), *g = dalloc(P.N), *x = dalloc(P.N);
+    double *pc = dalloc(P.N), *pg = dalloc(P.N), *g = dalloc(P.N);
     for (size_t q = 0; q < P.N; ++q) pc[q] = pg[q] = sqrt(P.y[q] > 0.5 ? P.y[q] : 0.5);
     double f0 = dc_eval(P.c, pc, g);
     Track tc = {0, 0, 1, 0, 0}, tg = {0, 0, 1, 0, 0};
@@ -116,8 +116,7 @@ START_TEST(solve_cpu_vs_gpu)
     ck_assert_msg(eg < ey && ec < ey, "reconstructions not better than the data: data %g, CPU %g, GPU %g", ey, ec, eg);
     ck_assert_msg(fabs(ec - eg) <= 0.1 * ec + 0.005, "reconstruction errors differ: CPU %g, GPU %g", ec, eg);
     ck_assert_msg(fabs(tg.err - eg) <= 1e-9 * eg + 1e-12, "device error log %g vs host %g", tg.err, eg);
-    (void)x;
-    free(pc); free(pg); free(g); free(x);
+    free(pc); free(pg); free(g);
     free_pair(&P);
 }
 END_TEST
@@ -167,9 +166,5 @@ int main(void)
     tcase_add_loop_test(tc, solve_cpu_vs_gpu, 0, 2);
     tcase_add_test(tc, cli_gpu_run);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? 0 : 1;
+    return run_suite(s) ? 1 : 0;
 }
