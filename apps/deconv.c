@@ -142,27 +142,8 @@ static double reg_value_grad(dc_problem *P)
 {
     double v = 0;
     int rc = STENC_OK;
-    const size_t nx = P->n[0], ny = P->n[1], nz = P->n[2];
-    const int m = STENC_NEUMANN;
-    const double a = P->lambda, eps = 1e-6, delta = 0.02;
     double t0 = now();
-    if (P->dims == 2) {
-        switch (P->reg) {
-        case DC_TV: rc = stenc_tv_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, eps, &v, a, 1, P->gx); break;
-        case DC_TV_ANISO: rc = stenc_tv_aniso_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, eps, &v, a, 1, P->gx); break;
-        case DC_HUBER: rc = stenc_huber_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, delta, &v, a, 1, P->gx); break;
-        case DC_HESSIAN: rc = stenc_hessian_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, eps, &v, a, 1, P->gx); break;
-        default: rc = stenc_tikhonov_gradient_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, &v, a, 1, P->gx); break;
-        }
-    } else {
-        switch (P->reg) {
-        case DC_TV: rc = stenc_tv_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, eps, &v, a, 1, P->gx); break;
-        case DC_TV_ANISO: rc = stenc_tv_aniso_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, eps, &v, a, 1, P->gx); break;
-        case DC_HUBER: rc = stenc_huber_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, delta, &v, a, 1, P->gx); break;
-        case DC_HESSIAN: rc = stenc_hessian_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, eps, &v, a, 1, P->gx); break;
-        default: rc = stenc_tikhonov_gradient_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, &v, a, 1, P->gx); break;
-        }
-    }
+    DC_REG_VALUE_GRAD(stenc_, DC_CALL_CPU, rc, P->dims, P->reg, P->n[0], P->n[1], P->n[2], P->x, P->lambda, &v, P->gx);
     P->st.t_reg += now() - t0;
     P->st.reg_bytes += 3.0 * (double)P->N * sizeof(double); /* read x, read and write g (beta = 1) */
     if (rc != STENC_OK) {

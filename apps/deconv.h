@@ -54,6 +54,39 @@ int dc_solve(dc_problem *P, double *p, int iters, void (*log)(int it, double f, 
              void *ctx);
 
 const dc_stats *dc_get_stats(const dc_problem *P);
+
+/* The regularizer call both solvers make once per evaluation: R(x) into *V
+ * and lambda * dR/dx added onto GX (alpha = lambda, beta = 1), neumann
+ * boundaries, one fused generated kernel.  PFX is stenc_ (deconv.c) or
+ * stenc_cuda_ (deconv_gpu.cu, device pointers); CALL is DC_CALL_CPU or
+ * DC_CALL_CUDA (which adds the launchers' stream).  Needs the stencils'
+ * headers (tv.h, tv_aniso.h, huber.h, hessian.h, tikhonov.h). */
+#define DC_EPS 1e-6   /* TV / Hessian smoothing */
+#define DC_DELTA 0.02 /* Huber threshold */
+#define DC_CALL_CPU(f, ...) f(__VA_ARGS__)
+#define DC_CALL_CUDA(f, ...) f(__VA_ARGS__, NULL)
+#define DC_CAT3(a, b, c) a##b##c
+#define DC_REG_VALUE_GRAD(PFX, CALL, RC, DIMS, REG, NX, NY, NZ, X, LAMBDA, V, GX)                                         \
+    do {                                                                                                                 \
+        const int m_ = STENC_NEUMANN;                                                                                    \
+        if ((DIMS) == 2) {                                                                                               \
+            switch (REG) {                                                                                               \
+            case DC_TV: RC = CALL(DC_CAT3(PFX, tv, _value_grad_2d_f64), NX, NY, m_, X, 1, 1, DC_EPS, V, LAMBDA, 1, GX); break; \
+            case DC_TV_ANISO: RC = CALL(DC_CAT3(PFX, tv_aniso, _value_grad_2d_f64), NX, NY, m_, X, 1, 1, DC_EPS, V, LAMBDA, 1, GX); break; \
+            case DC_HUBER: RC = CALL(DC_CAT3(PFX, huber, _value_grad_2d_f64), NX, NY, m_, X, 1, 1, DC_DELTA, V, LAMBDA, 1, GX); break; \
+            case DC_HESSIAN: RC = CALL(DC_CAT3(PFX, hessian, _value_grad_2d_f64), NX, NY, m_, X, 1, 1, DC_EPS, V, LAMBDA, 1, GX); break; \
+            default: RC = CALL(DC_CAT3(PFX, tikhonov_gradient, _value_grad_2d_f64), NX, NY, m_, X, 1, 1, V, LAMBDA, 1, GX); break; \
+            }                                                                                                            \
+        } else {                                                                                                         \
+            switch (REG) {                                                                                               \
+            case DC_TV: RC = CALL(DC_CAT3(PFX, tv, _value_grad_3d_f64), NX, NY, NZ, m_, X, 1, 1, 1, DC_EPS, V, LAMBDA, 1, GX); break; \
+            case DC_TV_ANISO: RC = CALL(DC_CAT3(PFX, tv_aniso, _value_grad_3d_f64), NX, NY, NZ, m_, X, 1, 1, 1, DC_EPS, V, LAMBDA, 1, GX); break; \
+            case DC_HUBER: RC = CALL(DC_CAT3(PFX, huber, _value_grad_3d_f64), NX, NY, NZ, m_, X, 1, 1, 1, DC_DELTA, V, LAMBDA, 1, GX); break; \
+            case DC_HESSIAN: RC = CALL(DC_CAT3(PFX, hessian, _value_grad_3d_f64), NX, NY, NZ, m_, X, 1, 1, 1, DC_EPS, V, LAMBDA, 1, GX); break; \
+            default: RC = CALL(DC_CAT3(PFX, tikhonov_gradient, _value_grad_3d_f64), NX, NY, NZ, m_, X, 1, 1, 1, V, LAMBDA, 1, GX); break; \
+            }                                                                                                            \
+        }                                                                                                                \
+    } while (0)
 const char *dc_reg_name(int reg);
 int dc_reg_parse(const char *name);
 

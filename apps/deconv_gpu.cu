@@ -121,27 +121,8 @@ static int convolve(dcg_problem *P, const double *in, double *out, int conj)
 /* R(x), lambda * dR/dx added onto gx: one generated fused kernel */
 static int reg_value_grad(dcg_problem *P, double *v)
 {
-    const size_t nx = P->n[0], ny = P->n[1], nz = P->n[2];
-    const int m = STENC_NEUMANN;
-    const double a = P->lambda, eps = 1e-6, delta = 0.02;
-    int rc;
-    if (P->dims == 2) {
-        switch (P->reg) {
-        case DC_TV: rc = stenc_cuda_tv_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, eps, v, a, 1, P->gx, NULL); break;
-        case DC_TV_ANISO: rc = stenc_cuda_tv_aniso_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, eps, v, a, 1, P->gx, NULL); break;
-        case DC_HUBER: rc = stenc_cuda_huber_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, delta, v, a, 1, P->gx, NULL); break;
-        case DC_HESSIAN: rc = stenc_cuda_hessian_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, eps, v, a, 1, P->gx, NULL); break;
-        default: rc = stenc_cuda_tikhonov_gradient_value_grad_2d_f64(nx, ny, m, P->x, 1, 1, v, a, 1, P->gx, NULL); break;
-        }
-    } else {
-        switch (P->reg) {
-        case DC_TV: rc = stenc_cuda_tv_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, eps, v, a, 1, P->gx, NULL); break;
-        case DC_TV_ANISO: rc = stenc_cuda_tv_aniso_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, eps, v, a, 1, P->gx, NULL); break;
-        case DC_HUBER: rc = stenc_cuda_huber_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, delta, v, a, 1, P->gx, NULL); break;
-        case DC_HESSIAN: rc = stenc_cuda_hessian_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, eps, v, a, 1, P->gx, NULL); break;
-        default: rc = stenc_cuda_tikhonov_gradient_value_grad_3d_f64(nx, ny, nz, m, P->x, 1, 1, 1, v, a, 1, P->gx, NULL); break;
-        }
-    }
+    int rc = STENC_OK;
+    DC_REG_VALUE_GRAD(stenc_cuda_, DC_CALL_CUDA, rc, P->dims, P->reg, P->n[0], P->n[1], P->n[2], P->x, P->lambda, v, P->gx);
     P->st.reg_bytes += 3.0 * (double)P->N * sizeof(double); /* read x, read and write g (beta = 1) */
     return rc == STENC_OK ? 0 : fail(P, "regularizer", stenc_strerror(rc));
 }
