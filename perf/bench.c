@@ -40,35 +40,22 @@ static int selected(const char *name)
     return 0;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* median seconds of fn(ctx) over repetitions after one warm-up call */
 typedef void (*run_f)(void *ctx);
 static double median_time(run_f fn, void *ctx)
 {
     double t[25];
     fn(ctx);
-    double t0 = now();
+    double t0 = bench_now();
     fn(ctx);
-    double one = now() - t0;
+    double one = bench_now() - t0;
     int reps = one > 0.5 ? 3 : one > 0.05 ? 7 : quick ? 9 : 15;
     for (int r = 0; r < reps; ++r) {
-        double s = now();
+        double s = bench_now();
         fn(ctx);
-        t[r] = now() - s;
+        t[r] = bench_now() - s;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmpd);
+    qsort(t, (size_t)reps, sizeof *t, bench_cmpd);
     return t[reps / 2];
 }
 
@@ -113,12 +100,7 @@ static void run_copy(void *p)
 static void row(const char *kernel, const char *entry, const char *backend, int dims, size_t nx, size_t ny, size_t nz,
                 const char *prec, double t, double bytes, const char *ceil, double ceil_gbs)
 {
-    double teff = bytes / t / 1e9;
-    fprintf(csv, "%s,%s,%s,%d,%zu,%zu,%zu,%s,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", kernel, entry, backend, dims, nx, ny, nz, prec,
-            t, bytes, teff, ceil, ceil_gbs, teff / ceil_gbs);
-    fflush(csv);
-    fprintf(stderr, "  %-20s %-10s %-6s %dD %5zux%zux%zu %s  %9.3f ms  %7.2f GB/s  %.2f of %s\n", kernel, entry, backend, dims, nx,
-            ny, nz, prec, 1e3 * t, teff, teff / ceil_gbs, ceil);
+    bench_row(csv, kernel, entry, backend, dims, nx, ny, nz, prec, t, bytes, ceil, ceil_gbs);
 }
 
 /* ---------------- regularizers and mini-apps: perf/bench_kernels.h ---------------- */

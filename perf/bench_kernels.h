@@ -1,4 +1,5 @@
-/* The kernels the CPU and GPU benchmarks call, in one place: every
+/* What the CPU and GPU benchmarks share: timing, the result rows, and the
+ * kernels they call: every
  * regularizer (value, grad, value_grad) and every mini-app array kernel
  * (forward, adjoint), for either backend.  A caller defines its runners with
  *   DEFINE_RUN_REG(NAME, PFX, CALL) and DEFINE_RUN_MINI(NAME, T, S, PFX, CALL)
@@ -8,6 +9,8 @@
 #define STENC_BENCH_KERNELS_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "stenc.h"
 #include "tv.h"
@@ -22,6 +25,31 @@
 #include "acoustic2d.h"
 #include "acoustic3d.h"
 #include "stokes3d.h"
+
+/* ---------------- timing and the result rows, both suites ---------------- */
+static inline double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static inline int bench_cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+/* one measurement: a CSV row (kernel,entry,backend,dims,nx,ny,nz,precision,
+ * median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio) and a progress line */
+static inline void bench_row(FILE *csv, const char *kernel, const char *entry, const char *backend, int dims, size_t nx,
+                             size_t ny, size_t nz, const char *prec, double t, double bytes, const char *ceil, double ceil_gbs)
+{
+    double teff = bytes / t / 1e9;
+    fprintf(csv, "%s,%s,%s,%d,%zu,%zu,%zu,%s,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", kernel, entry, backend, dims, nx, ny, nz, prec,
+            t, bytes, teff, ceil, ceil_gbs, teff / ceil_gbs);
+    fflush(csv);
+    fprintf(stderr, "  %-20s %-10s %-6s %dD %5zux%zux%zu %s  %9.3f ms  %7.2f GB/s  %.2f of %s\n", kernel, entry, backend, dims, nx,
+            ny, nz, prec, 1e3 * t, teff, teff / ceil_gbs, ceil);
+}
 
 #define BENCH_CPU_CALL(f, ...) f(__VA_ARGS__)
 #define BENCH_CUDA_CALL(f, ...) f(__VA_ARGS__, NULL) /* the launchers' stream */

@@ -20,14 +20,6 @@ DEFINE_RUN_REG(call_reg, stenc_cuda_, BENCH_CUDA_CALL)
 DEFINE_RUN_MINI(call_mini_f32, float, f32, stenc_cuda_, BENCH_CUDA_CALL)
 DEFINE_RUN_MINI(call_mini_f64, double, f64, stenc_cuda_, BENCH_CUDA_CALL)
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
-
 static void must(int rc, const char *what)
 {
     if (rc != STENC_OK) { fprintf(stderr, "stenc-gpu-bench: %s: %s\n", what, stenc_strerror(rc)); exit(1); }
@@ -53,23 +45,19 @@ static double timeit(Job *j)
     run(j);
     stenc_bench_gpu_sync();
     for (int r = 0; r < 9; ++r) {
-        double s = now();
+        double s = bench_now();
         for (int k = 0; k < 5; ++k) run(j);
         stenc_bench_gpu_sync();
-        t[r] = (now() - s) / 5;
+        t[r] = (bench_now() - s) / 5;
     }
-    qsort(t, 9, sizeof *t, cmpd);
+    qsort(t, 9, sizeof *t, bench_cmpd);
     return t[4];
 }
 
 static FILE *csv;
 static void row(const char *k, const char *e, int D, const size_t *n, const char *prec, double t, double bytes, const char *cn, double cg)
 {
-    double te = bytes / t / 1e9;
-    fprintf(csv, "%s,%s,cuda,%d,%zu,%zu,%zu,%s,%.6e,%.0f,%.3f,%s,%.3f,%.3f\n", k, e, D, n[0], n[1], n[2], prec, t, bytes, te, cn, cg, te / cg);
-    fflush(csv);
-    fprintf(stderr, "  %-20s %-10s %dD %5zux%zux%zu %s %9.3f ms %8.1f GB/s  %.2f of %s\n", k, e, D, n[0], n[1], n[2], prec, 1e3 * t, te,
-            te / cg, cn);
+    bench_row(csv, k, e, "cuda", D, n[0], n[1], n[2], prec, t, bytes, cn, cg);
 }
 
 static void *dev_fill(size_t bytes, const float *h, size_t hn)
