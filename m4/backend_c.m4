@@ -69,6 +69,16 @@ m4_define([[stn_vsum]], [[{ double st_sacc = 0;
 
 # gradient store: G = alpha*g when beta == 0 (G is not read), else beta*G + alpha*g
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
+# the store of an interior loop that runs only when beta == 0 (see stn_unswitch)
+m4_define([[stn_gstore0]], [[$1[$2] = alpha*st_gv;]])
+# stn_unswitch(BETA, LOOP): with a gradient store (BETA = 1), LOOP twice, for
+# beta == 0 and for beta != 0.  Left to itself, GCC if-converts the store's
+# select into a masked load of G in every iteration, and the masked load of
+# a line that is only written costs a read stream (perf/NOTES.md section 7)
+m4_define([[stn_unswitch]], [[m4_ifelse([[$1]], 1, [[            if (beta == 0) {
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore0]]))$2[[]]m4_popdef([[stn_gstore]])            } else {
+$2[[]]            }
+]], [[$2]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
 #         ROLL, ROLL_INIT, ROLL_SIZE)
@@ -84,7 +94,11 @@ m4_define([[stn_job]], [[    {
     const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
-m4_ifelse([[$2]], 1, [[    double st_part[256];
+m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
+       planes k-1..k+1 of a tile stay in the core's L2 (STENC_TILE_BYTES) */
+    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real));
+    const ptrdiff_t st_tr = st_ty * st_n2r;
+]])m4_ifelse([[$2]], 1, [[    double st_part[256];
 ]])m4_ifelse([[$10]], [[]], [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
     const ptrdiff_t st_rw = st_n0 + 16;
     const size_t st_rper = (size_t)($12) * (size_t)st_rw;
@@ -112,10 +126,13 @@ m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
 m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
 ]])m4_ifelse([[$2]], 1, [[        double st_acc = 0;
 ]])m4_ifelse([[$9]], [[]], [[]], [[        $9]])        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
-            const ptrdiff_t j = st_lo1 + st_r % st_n1r;
-m4_ifelse([[$1]], 3, [[            const ptrdiff_t k = st_lo2 + st_r / st_n1r;
+m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = st_r % st_tr;
+            const ptrdiff_t st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
+            const ptrdiff_t j = st_lo1 + st_t * st_ty + st_u % st_th;
+            const ptrdiff_t k = st_lo2 + st_u / st_th;
             const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
-]], [[            const int st_in = j >= st_ilo1 && j < st_ihi1;
+]], [[            const ptrdiff_t j = st_lo1 + st_r % st_n1r;
+            const int st_in = j >= st_ilo1 && j < st_ihi1;
 ]])m4_ifelse([[$6]], [[]], [[]], [[            if (!st_in) $6 else
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
@@ -123,7 +140,7 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t k = st_lo2 + st_r / st_n1r;
             for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
-m4_ifelse([[$8]], [[]], [[m4_ifelse([[$2$10]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+m4_ifelse([[$8]], [[]], [[stn_unswitch([[$10]], [[m4_ifelse([[$2$10]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
 m4_popdef([[stn_vacc]])]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 256 ? st_ib : st_i0 + 256;
@@ -134,7 +151,7 @@ m4_popdef([[stn_vacc]])]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia
             }
 ]], [[            #pragma omp simd
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
-]])]], [[            if (st_ia < st_ib) $8
+]])]])]], [[            if (st_ia < st_ib) $8
 ]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         $7
             }

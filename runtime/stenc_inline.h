@@ -82,4 +82,20 @@ STENC_HD void stenc_preimage(ptrdiff_t q, ptrdiff_t o, ptrdiff_t n,
     if (*a < lo || *a >= hi) *b = *a;
 }
 
+/* Rows per y tile of the 3D C kernels' 2.5D row order: a tile's slab of one
+ * plane (rows of nx elements of ELEM bytes) holds about STENC_TILE_BYTES, so
+ * the three planes a 7-point stencil reads stay in a core's L2 while the tile
+ * is walked along z.  No tiling (one tile of all rows) when a plane's rows
+ * fit anyway or there is a single plane.  Build with -DSTENC_TILE_BYTES=...
+ * to fit another L2 (the default suits 1-2 MiB per core). */
+#ifndef STENC_TILE_BYTES
+#define STENC_TILE_BYTES (256 * 1024)
+#endif
+STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem)
+{
+    ptrdiff_t t = (ptrdiff_t)((size_t)(STENC_TILE_BYTES) / (elem > 0 ? elem : 1)) / (nx > 0 ? nx : 1);
+    if (t < 8) t = 8;
+    return (nplanes <= 1 || t >= nrows || nrows < 1) ? (nrows > 0 ? nrows : 1) : t;
+}
+
 #endif /* STENC_INLINE_H */

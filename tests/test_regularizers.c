@@ -3,8 +3,9 @@
  * references; gradients against central finite differences of the reference
  * (double); a Taylor test; fused value_grad against value and grad; the
  * alpha/beta contract with NaN-poisoned outputs; the smallest grids; grids
- * large enough for several rows per row chunk and several strips per row
- * (every gradient component against local finite differences); and
+ * large enough for several rows per row chunk, several strips per row and
+ * several y tiles of the 3D row order (every gradient component against
+ * local finite differences); and
  * bitwise-identical results with 1 and 2 OpenMP threads. */
 #include "testutil.h"
 #ifdef _OPENMP
@@ -316,6 +317,16 @@ static void check_fused(const Reg *r, int D, int mode, int f32)
         double want = 0.5 * g0[q] + 2.0 * g1[q];
         ck_assert_msg(fabs(g3[q] - want) <= (f32 ? 1e-5 : 1e-13) * fmax(fabs(want), 1), "%s alpha/beta at %zu: %g vs %g", r->name, q, g3[q], want);
     }
+    /* and fused (its interior loop has its own beta != 0 version) */
+    double v3;
+    memcpy(g3, g0, G.N * sizeof *g0);
+    CK_OK(call(r, f32, 2, &G, mode, x, m, &v3, 2.0, 0.5, g3));
+    ck_assert_msg(reldiff(v1, v3, 1e-300) < 1e-12, "%s %dD %s fused value with beta %.17g vs %.17g", r->name, D, mname(mode), v3, v1);
+    for (size_t q = 0; q < G.N; ++q) {
+        double want = 0.5 * g0[q] + 2.0 * g1[q];
+        ck_assert_msg(fabs(g3[q] - want) <= (f32 ? 1e-5 : 1e-13) * fmax(fabs(want), 1), "%s fused alpha/beta at %zu: %g vs %g", r->name, q,
+                      g3[q], want);
+    }
     free(x); free(m); free(g1); free(g2); free(g0); free(g3);
 }
 
@@ -399,12 +410,14 @@ static double ref_local(const Reg *r, const Grid *G, int mode, const double *x, 
  * reference, every component in f32 against f64. */
 START_TEST(large_grids_gradient)
 {
-    const Reg *r = &regs[_i / 6];
-    int D = 2 + (_i / 3) % 2, mode = _i % 3;
+    const Reg *r = &regs[_i / 9];
+    int shape = (_i / 3) % 3, D = shape ? 3 : 2, mode = _i % 3;
     Grid G;
     G.D = D;
-    if (D == 2) { G.n[0] = 300; G.n[1] = 300; G.n[2] = 1; }
-    else { G.n[0] = 64; G.n[1] = 6; G.n[2] = 200; } /* ~5 rows per chunk, chunks across planes */
+    if (shape == 0) { G.n[0] = 300; G.n[1] = 300; G.n[2] = 1; }
+    else if (shape == 1) { G.n[0] = 64; G.n[1] = 6; G.n[2] = 200; } /* ~5 rows per chunk, chunks across planes */
+    else { G.n[0] = 2100; G.n[1] = 37; G.n[2] = 7; } /* 2.5D row order: y tiles of 15 (f64) and 31 (f32) rows, a short last tile;
+                                                          nz >= 7: the reference's 7-point window must not wrap onto itself */
     G.N = G.n[0] * G.n[1] * G.n[2];
     rng_t rg = {7000 + (uint64_t)_i};
     double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *gf = dalloc(G.N), *xp = dalloc(G.N);
@@ -418,9 +431,9 @@ START_TEST(large_grids_gradient)
     const double h = 1e-6;
     for (size_t q = 0; q < G.N; ++q) {
         long c[3] = {(long)(q % G.n[0]), (long)(q / G.n[0] % G.n[1]), (long)(q / (G.n[0] * G.n[1]))};
-        /* every row's ends and strip seams, a quarter of the rest */
+        /* every row's ends and strip seams, a quarter of the rest (1/64 on the wide grid) */
         long nx = (long)G.n[0];
-        if (q % 4 && c[0] >= 4 && c[0] < nx - 4 && (c[0] < 250 || c[0] > 262)) continue;
+        if (q % (shape == 2 ? 64 : 4) && c[0] >= 4 && c[0] < nx - 4 && (c[0] < 250 || c[0] > 262)) continue;
         xp[q] = x[q] + h;
         double fp = ref_local(r, &G, mode, xp, m, c);
         xp[q] = x[q] - h;
@@ -487,7 +500,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, values_and_gradients, 0, (int)NREG * 6);
     tcase_add_loop_test(tc, fused_alpha_beta, 0, (int)NREG * 12);
-    tcase_add_loop_test(tc, large_grids_gradient, 0, (int)NREG * 6);
+    tcase_add_loop_test(tc, large_grids_gradient, 0, (int)NREG * 9);
     tcase_add_test(tc, smallest_grids);
     tcase_add_test(tc, threads_bitwise);
     tcase_add_test(tc, bad_arguments);
