@@ -708,9 +708,9 @@ static void roll_rows(FILE *f, const Roll *R, const Stencil *es, const Ext *E, i
         fm[nr] = fmb[nr];
         ++nr;
     }
-    if (value) { /* the reduction's value at the strip's own points, zero at its halo */
+    if (value) { /* the reduction's value along the strip and its halo; only the strip's own points are summed */
         roots[nr] = value;
-        fm[nr] = "st_vb[i - st_vx] = (i >= st_i0 && i < st_ie) ? %s : 0;";
+        fm[nr] = "st_vb[i - st_vx] = %s;";
         ++nr;
     }
     char in2[64];
@@ -811,7 +811,7 @@ static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const 
         }
         fprintf(f, "; stn_gstore(%s, st_q) }\n", E->names[N + arr]);
     }
-    if (vg >= 0) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0%+ld)\n            }\n        }\n", R.maxx - R.minx);
+    if (vg >= 0) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
     else fprintf(f, "            }\n%s            }\n        }\n", want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     *init = str_close(&a);
     *size = str_close(&b);
@@ -912,8 +912,14 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
     return str_close(&b);
 }
 
-static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers)
+static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *ru, char **helpers)
 {
+    /* the code evaluates the reduction with divisions by anything but a
+     * number written as reciprocals (x/(2*delta) costs a multiply, the
+     * reciprocal is hoisted); the docs show the user's formula (ru) */
+    Reduce rv = *ru;
+    rv.f = ex_recip(ru->f);
+    const Reduce *r = &rv;
     int D = s->dims;
     Ext E;
     ext_init(&E, s, "grad");
@@ -1036,7 +1042,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     }
     for (int a = 0; a < N; ++a) gsum[a] = ex_linear(gsum[a]);
     fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, D);
-    pr_stn(dump, s, r->f, NULL);
+    pr_stn(dump, s, ru->f, NULL);
     fprintf(dump, "\n# gradient, gather form, at interior points (borders: exact enumeration of\n"
                   "# the boundary mode's preimages, see docs/language.md)\n");
     fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
@@ -1056,7 +1062,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         const char *kname = kind == 0 ? "value" : kind == 1 ? "grad" : "value_grad";
         fprintf(doc.f, "/* Reduction '%s' of stencil '%s' (%dD), %s:\n *   R = sum over points p of ", r->name, s->name, D,
                 kind == 0 ? "its value R (accumulated in double)" : kind == 1 ? "its gradient" : "value and gradient in one pass");
-        pr_stn(doc.f, s, r->f, NULL);
+        pr_stn(doc.f, s, ru->f, NULL);
         fprintf(doc.f, "\n * mode: STENC_VALID (points whose reads are all inside), STENC_NEUMANN\n"
                        " * (every point, reads clamped to the edge), STENC_PERIODIC (wrapped).\n");
         if (want_g)

@@ -338,6 +338,12 @@ static Node *shift_rec(Node *n, const long off[3], int tag)
 
 Node *ex_shift(Node *n, const long off[3]) { return shift_rec(n, off, ++memo_counter); }
 
+static int has_tap(Node *n)
+{
+    Node *b[1];
+    return ex_taps(n, -1, b, 1) > 0;
+}
+
 static Node *recip_rec(Node *n, int tag)
 {
     if (n->memo_tag == tag) return n->memo;
@@ -347,7 +353,10 @@ static Node *recip_rec(Node *n, int tag)
         for (int i = 0; i < n->nargs; ++i) a[i] = recip_rec(n->a[i], tag);
         switch (n->kind) {
         case E_DIV:
-            r = (a[1]->kind == E_NUM || a[1]->kind == E_PARAM) ? ex_div(a[0], a[1]) : ex_mul(a[0], ex_div(ex_num(1), a[1]));
+            /* a number stays a divisor (the compiler folds exact cases); any
+             * other divisor becomes a reciprocal, which is a loop invariant
+             * (hoisted) when the divisor reads no array */
+            r = a[1]->kind == E_NUM ? ex_div(a[0], a[1]) : ex_mul(a[0], ex_div(ex_num(1), a[1]));
             break;
         case E_ADD: case E_SUB: case E_MUL: r = ex_bin(n->kind, a[0], a[1]); break;
         case E_NEG: r = ex_neg(a[0]); break;
@@ -377,12 +386,6 @@ typedef struct {
     Node *tap[MAXTAP], *coef[MAXTAP];
     Node *c0;
 } Lin;
-
-static int has_tap(Node *n)
-{
-    Node *b[1];
-    return ex_taps(n, -1, b, 1) > 0;
-}
 
 /* L += k * n; 0 when n is not linear in its taps (or too large) */
 static int lin_rec(Node *n, Lin *L, Node *k, int *budget)

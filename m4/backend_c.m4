@@ -62,9 +62,10 @@ $7$8$9m4_ifelse([[$2]], [[value]], [[    double st_value = 0;
 
 # value of one point (st_v) into the strip buffer; the strip's sum in double
 m4_define([[stn_vacc]], [[st_vb[st_vi] = st_v;]])
+# stn_vsum(N[, OFF]): the strip's N values, from st_vb[OFF] when given
 m4_define([[stn_vsum]], [[{ double st_sacc = 0;
             #pragma omp simd reduction(+:st_sacc)
-            for (ptrdiff_t st_vi = 0; st_vi < $1; ++st_vi) st_sacc += (double)st_vb[st_vi];
+            for (ptrdiff_t st_vi = 0; st_vi < $1; ++st_vi) st_sacc += (double)st_vb[m4_ifelse([[$2]], [[]], [[]], [[$2 + ]])st_vi];
             st_acc += st_sacc; }]])
 
 # gradient store: G = alpha*g when beta == 0 (G is not read), else beta*G + alpha*g
