@@ -506,7 +506,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
         /* interior: one expression */
         Node *sum = ex_num(0);
         for (int t = 0; t < nterm; ++t) sum = ex_add(sum, terms[t].expr);
-        sum = ex_linear(sum);
+        sum = ex_group_coef(sum);
         char fmt[256];
         Str q;
         str_open(&q);
@@ -1040,7 +1040,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         for (int d = 0; d < D; ++d) off[d] = -dtaps[t]->idx[d].c;
         gsum[dtaps[t]->ref] = ex_add(gsum[dtaps[t]->ref], ex_shift(part[t], off));
     }
-    for (int a = 0; a < N; ++a) gsum[a] = ex_linear(gsum[a]);
+    for (int a = 0; a < N; ++a) gsum[a] = ex_group_coef(gsum[a]);
     fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, D);
     pr_stn(dump, s, ru->f, NULL);
     fprintf(dump, "\n# gradient, gather form, at interior points (borders: exact enumeration of\n"

@@ -119,10 +119,10 @@ Node *ex_shift(Node *n, const long off[3]);
  * so that partials sharing a denominator (a/s, b/s, ...) share one division
  * (costs at most one rounding more per quotient) */
 Node *ex_recip(Node *n);
-/* n as a sum of coefficient * tap with tap-free coefficients (hoistable
- * loop invariants), each distinct tap once, when n is linear in its taps;
- * otherwise n itself */
-Node *ex_linear(Node *n);
+/* the sum n with its additive terms grouped by their tap-free factor:
+ * c*(r1 + r2 - ...) for every distinct c (a loop invariant); the rests are
+ * kept as derived (differences stay differences) */
+Node *ex_group_coef(Node *n);
 /* collect distinct taps of n (all arrays, or one array when arr >= 0) */
 int ex_taps(Node *n, int arr, Node **out, int max);
 /* does n read array arr? */

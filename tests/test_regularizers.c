@@ -347,6 +347,37 @@ START_TEST(fused_alpha_beta)
 END_TEST
 
 /* the smallest grids the stencils allow, and one below */
+/* Float gradients of data with a large offset: the generated gradient keeps
+ * the derived differences (x[i+1] - x[i]), so Tikhonov-gradient in float is
+ * as accurate as the float data allow; a form that multiplies each tap by a
+ * coefficient first (c*x[i] - a*x[i+1] ...) loses about |offset| * 1e-7 */
+START_TEST(offset_data_accuracy)
+{
+    const Reg *r = NULL;
+    for (size_t ri = 0; ri < NREG; ++ri)
+        if (strcmp(regs[ri].name, "tikhonov_gradient") == 0) r = &regs[ri];
+    ck_assert_ptr_nonnull(r);
+    int D = 2 + _i / 3, mode = _i % 3;
+    Grid G;
+    setup(&G, D);
+    rng_t rg = {9000 + (uint64_t)_i};
+    double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *gf = dalloc(G.N);
+    dfill(x, G.N, &rg, 0, 1);
+    for (size_t q = 0; q < G.N; ++q) x[q] = (double)(float)(1e4 + x[q]); /* exactly representable in float */
+    dfill(m, G.N, &rg, 0.5, 2);
+    CK_OK(call(r, 0, 1, &G, mode, x, m, NULL, 1, 0, g));
+    CK_OK(call(r, 1, 1, &G, mode, x, m, NULL, 1, 0, gf));
+    double gmax = 0, err = 0;
+    for (size_t q = 0; q < G.N; ++q) {
+        gmax = fmax(gmax, fabs(g[q]));
+        err = fmax(err, fabs(gf[q] - g[q]));
+    }
+    ck_assert_msg(err <= 1e-5 * gmax, "tikhonov_gradient %dD %s: float gradient at offset 1e4 off by %.3g of its max", D, mname(mode),
+                  err / gmax);
+    free(x); free(m); free(g); free(gf);
+}
+END_TEST
+
 START_TEST(smallest_grids)
 {
     for (size_t ri = 0; ri < NREG; ++ri) {
@@ -501,6 +532,7 @@ int main(void)
     tcase_add_loop_test(tc, values_and_gradients, 0, (int)NREG * 6);
     tcase_add_loop_test(tc, fused_alpha_beta, 0, (int)NREG * 12);
     tcase_add_loop_test(tc, large_grids_gradient, 0, (int)NREG * 9);
+    tcase_add_loop_test(tc, offset_data_accuracy, 0, 6);
     tcase_add_test(tc, smallest_grids);
     tcase_add_test(tc, threads_bitwise);
     tcase_add_test(tc, bad_arguments);
