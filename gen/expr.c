@@ -338,12 +338,6 @@ static Node *shift_rec(Node *n, const long off[3], int tag)
 
 Node *ex_shift(Node *n, const long off[3]) { return shift_rec(n, off, ++memo_counter); }
 
-static int has_tap(Node *n)
-{
-    Node *b[1];
-    return ex_taps(n, -1, b, 1) > 0;
-}
-
 static Node *recip_rec(Node *n, int tag)
 {
     if (n->memo_tag == tag) return n->memo;
@@ -392,8 +386,15 @@ typedef struct {
     int neg[MAXTERM];
 } Terms;
 
-/* split a product into tap-free factors (multiplied into *c, sorted by id
- * for a canonical coefficient) and the others (into *r); *neg flips */
+static int has_tap(Node *n)
+{
+    Node *b[1];
+    return ex_taps(n, -1, b, 1) > 0;
+}
+
+/* split a product into its tap-free factors (into cf; the caller sorts them
+ * by id for a canonical coefficient) and the others (multiplied into *r);
+ * *neg flips with each negation */
 static void split_factors(Node *n, Node **cf, int *ncf, Node **r, int *neg)
 {
     if (n->kind == E_NEG) { *neg ^= 1; split_factors(n->a[0], cf, ncf, r, neg); return; }

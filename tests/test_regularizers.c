@@ -310,22 +310,18 @@ static void check_fused(const Reg *r, int D, int mode, int f32)
         ck_assert_msg(!isnan(g1[q]) && !isnan(g2[q]), "%s: NaN left in the gradient (beta = 0 must overwrite)", r->name);
         ck_assert_msg(fabs(g1[q] - g2[q]) <= tol * fmax(gmax, 1e-3), "%s %dD %s fused grad differs at %zu", r->name, D, mname(mode), q);
     }
-    /* G = beta*G + alpha*grad */
-    memcpy(g3, g0, G.N * sizeof *g0);
-    CK_OK(call(r, f32, 1, &G, mode, x, m, NULL, 2.0, 0.5, g3));
-    for (size_t q = 0; q < G.N; ++q) {
-        double want = 0.5 * g0[q] + 2.0 * g1[q];
-        ck_assert_msg(fabs(g3[q] - want) <= (f32 ? 1e-5 : 1e-13) * fmax(fabs(want), 1), "%s alpha/beta at %zu: %g vs %g", r->name, q, g3[q], want);
-    }
-    /* and fused (its interior loop has its own beta != 0 version) */
-    double v3;
-    memcpy(g3, g0, G.N * sizeof *g0);
-    CK_OK(call(r, f32, 2, &G, mode, x, m, &v3, 2.0, 0.5, g3));
-    ck_assert_msg(reldiff(v1, v3, 1e-300) < 1e-12, "%s %dD %s fused value with beta %.17g vs %.17g", r->name, D, mname(mode), v3, v1);
-    for (size_t q = 0; q < G.N; ++q) {
-        double want = 0.5 * g0[q] + 2.0 * g1[q];
-        ck_assert_msg(fabs(g3[q] - want) <= (f32 ? 1e-5 : 1e-13) * fmax(fabs(want), 1), "%s fused alpha/beta at %zu: %g vs %g", r->name, q,
-                      g3[q], want);
+    /* G = beta*G + alpha*grad, from grad and from the fused entry (whose
+     * interior loops have their own beta != 0 version) */
+    for (int what = 1; what <= 2; ++what) {
+        double v3 = v1;
+        memcpy(g3, g0, G.N * sizeof *g0);
+        CK_OK(call(r, f32, what, &G, mode, x, m, what == 2 ? &v3 : NULL, 2.0, 0.5, g3));
+        ck_assert_msg(reldiff(v1, v3, 1e-300) < 1e-12, "%s %dD %s fused value with beta %.17g vs %.17g", r->name, D, mname(mode), v3, v1);
+        for (size_t q = 0; q < G.N; ++q) {
+            double want = 0.5 * g0[q] + 2.0 * g1[q];
+            ck_assert_msg(fabs(g3[q] - want) <= (f32 ? 1e-5 : 1e-13) * fmax(fabs(want), 1), "%s alpha/beta (%s) at %zu: %g vs %g", r->name,
+                          what == 2 ? "value_grad" : "grad", q, g3[q], want);
+        }
     }
     free(x); free(m); free(g1); free(g2); free(g0); free(g3);
 }
