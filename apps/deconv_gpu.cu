@@ -200,8 +200,10 @@ extern "C" dcg_problem *dcg_create(int dims, size_t nx, size_t ny, size_t nz, co
     }
     if (!bad) { bad = ckb(P, cublasCreate(&P->blas), "cublasCreate"); P->have_blas = !bad; }
     if (!bad) {
-        for (int e = 0; e < 5 && !bad; ++e) bad = ck(P, cudaEventCreate(&P->ev[e]), "cudaEventCreate");
+        int made = 0;
+        while (made < 5 && !(bad = ck(P, cudaEventCreate(&P->ev[made]), "cudaEventCreate"))) ++made;
         P->have_ev = !bad;
+        while (bad && made > 0) cudaEventDestroy(P->ev[--made]); /* a partial failure keeps none */
     }
     if (!bad) bad = ck(P, cudaMemcpy(P->y, y, P->N * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
     if (!bad) bad = ck(P, cudaMemcpy(P->tmp, h, P->N * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -273,10 +275,11 @@ extern "C" int dcg_solve(dcg_problem *P, double *p_host, int iters, void (*log)(
     const int n = iN(P);
     /* device vectors: iterate, gradient, trial point and gradient, direction, memory */
     double *p = NULL, *g = NULL, *pn = NULL, *gn = NULL, *d = NULL, *S[MEM] = {0}, *Y[MEM] = {0};
+    double *sc = NULL, *yc = NULL; /* the candidate pair, kept only if accepted */
     double rho[MEM], alpha[MEM];
     int status = 0, bad = 0;
-    double **all[4 + 1] = {&p, &g, &pn, &gn, &d};
-    for (int v = 0; v < 5 && !bad; ++v) bad = ck(P, cudaMalloc((void **)all[v], bytes), "cudaMalloc");
+    double **all[7] = {&p, &g, &pn, &gn, &d, &sc, &yc};
+    for (int v = 0; v < 7 && !bad; ++v) bad = ck(P, cudaMalloc((void **)all[v], bytes), "cudaMalloc");
     for (int m = 0; m < MEM && !bad; ++m)
         bad = ck(P, cudaMalloc((void **)&S[m], bytes), "cudaMalloc") || ck(P, cudaMalloc((void **)&Y[m], bytes), "cudaMalloc");
     if (!bad) bad = ck(P, cudaMemcpy(p, p_host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -333,16 +336,20 @@ extern "C" int dcg_solve(dcg_problem *P, double *p_host, int iters, void (*log)(
         }
         if (bad) break;
         if (!ok) { status = 1; break; }
-        /* s = pn - p, y = gn - g into the next memory slot; keep the pair only with positive curvature */
-        int slot = (newest + 1) % MEM;
+        /* s = pn - p, y = gn - g as a candidate pair; only a pair with positive
+         * curvature enters the ring (its slot then drops the oldest pair),
+         * so a rejected pair never overwrites a kept one */
         double sy = 0;
-        bad = ckb(P, cublasDcopy(P->blas, n, pn, 1, S[slot], 1), "cublasDcopy") ||
-              ckb(P, cublasDaxpy(P->blas, n, &minus1, p, 1, S[slot], 1), "cublasDaxpy") ||
-              ckb(P, cublasDcopy(P->blas, n, gn, 1, Y[slot], 1), "cublasDcopy") ||
-              ckb(P, cublasDaxpy(P->blas, n, &minus1, g, 1, Y[slot], 1), "cublasDaxpy") ||
-              ckb(P, cublasDdot(P->blas, n, S[slot], 1, Y[slot], 1, &sy), "cublasDdot");
+        bad = ckb(P, cublasDcopy(P->blas, n, pn, 1, sc, 1), "cublasDcopy") ||
+              ckb(P, cublasDaxpy(P->blas, n, &minus1, p, 1, sc, 1), "cublasDaxpy") ||
+              ckb(P, cublasDcopy(P->blas, n, gn, 1, yc, 1), "cublasDcopy") ||
+              ckb(P, cublasDaxpy(P->blas, n, &minus1, g, 1, yc, 1), "cublasDaxpy") ||
+              ckb(P, cublasDdot(P->blas, n, sc, 1, yc, 1, &sy), "cublasDdot");
         if (bad) break;
         if (sy > 0) {
+            int slot = (newest + 1) % MEM;
+            double *t = S[slot]; S[slot] = sc; sc = t;
+            t = Y[slot]; Y[slot] = yc; yc = t;
             rho[slot] = 1.0 / sy;
             newest = slot;
             if (stored < MEM) ++stored;
@@ -355,7 +362,7 @@ extern "C" int dcg_solve(dcg_problem *P, double *p_host, int iters, void (*log)(
         if (P->err[0]) bad = 1;
     }
     if (!bad) bad = ck(P, cudaMemcpy(p_host, p, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-    for (int v = 0; v < 5; ++v) cudaFree(*all[v]);
+    for (int v = 0; v < 7; ++v) cudaFree(*all[v]);
     for (int m = 0; m < MEM; ++m) { cudaFree(S[m]); cudaFree(Y[m]); }
     if (bad) {
         snprintf(err, errlen, "%s", P->err[0] ? P->err : "device error");

@@ -1,5 +1,6 @@
 /* GPU ceilings for the perf suite: a plain read-only device reduction and a
- * device-to-device copy over the same bytes, plus a timer; behind a C API. */
+ * device-to-device copy over the same bytes, plus an event timer on the
+ * default stream (the stream the bench's launches use); behind a C API. */
 #include <cuda_runtime.h>
 #include <stddef.h>
 
@@ -33,3 +34,23 @@ extern "C" int stenc_bench_gpu_copy(float *dst, const float *src, size_t n)
 }
 
 extern "C" int stenc_bench_gpu_sync(void) { return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1; }
+
+/* seconds between two events recorded on the default stream around a batch
+ * of calls: device time, no host clock.  stenc_bench_gpu_timer(0, NULL)
+ * records the start, stenc_bench_gpu_timer(1, &s) the stop and waits. */
+extern "C" int stenc_bench_gpu_timer(int stop, double *seconds)
+{
+    static cudaEvent_t ev[2]; /* the bench program's own timer (not library code) */
+    static int made;
+    if (!made) {
+        if (cudaEventCreate(&ev[0]) != cudaSuccess) return -1;
+        if (cudaEventCreate(&ev[1]) != cudaSuccess) { cudaEventDestroy(ev[0]); return -1; }
+        made = 1;
+    }
+    if (cudaEventRecord(ev[stop ? 1 : 0], 0) != cudaSuccess) return -1;
+    if (!stop) return 0;
+    float ms = 0;
+    if (cudaEventSynchronize(ev[1]) != cudaSuccess || cudaEventElapsedTime(&ms, ev[0], ev[1]) != cudaSuccess) return -1;
+    *seconds = ms * 1e-3;
+    return 0;
+}

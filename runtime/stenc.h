@@ -60,6 +60,12 @@ int stenc_cuda_to_device(void *dst, const void *src, size_t bytes);
 int stenc_cuda_to_host(void *dst, const void *src, size_t bytes);
 int stenc_cuda_memset(void *dst, int value, size_t bytes);
 int stenc_cuda_synchronize(void);
+/* A CUDA stream of this process (cudaStream_t is struct CUstream_st *), for
+ * the stream argument of the generated stenc_cuda_* entry points. */
+struct CUstream_st;
+int stenc_cuda_stream_create(struct CUstream_st **stream);
+int stenc_cuda_stream_destroy(struct CUstream_st *stream);
+int stenc_cuda_stream_synchronize(struct CUstream_st *stream);
 /* Name of the first device, written into buf (NUL-terminated). */
 int stenc_cuda_device_name(char *buf, size_t len);
 

@@ -61,3 +61,25 @@ extern "C" int stenc_cuda_device_name(char *buf, size_t len)
     buf[len - 1] = 0;
     return STENC_OK;
 }
+
+extern "C" int stenc_cuda_stream_create(struct CUstream_st **stream)
+{
+    if (!stream) return STENC_ERR_NULL;
+    *stream = NULL;
+    cudaStream_t s = NULL;
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess) { (void)cudaGetLastError(); return stenc_cuda_status(e); }
+    *stream = s;
+    return STENC_OK;
+}
+
+extern "C" int stenc_cuda_stream_destroy(struct CUstream_st *stream)
+{
+    if (!stream) return STENC_ERR_NULL;
+    return stenc_cuda_status(cudaStreamDestroy(stream));
+}
+
+extern "C" int stenc_cuda_stream_synchronize(struct CUstream_st *stream)
+{
+    return stenc_cuda_status(cudaStreamSynchronize(stream));
+}

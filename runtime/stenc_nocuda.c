@@ -10,3 +10,6 @@ int stenc_cuda_to_host(void *d, const void *s, size_t b) { (void)d; (void)s; (vo
 int stenc_cuda_memset(void *d, int v, size_t b) { (void)d; (void)v; (void)b; return STENC_ERR_NO_DEVICE; }
 int stenc_cuda_synchronize(void) { return STENC_ERR_NO_DEVICE; }
 int stenc_cuda_device_name(char *buf, size_t len) { if (buf && len) buf[0] = 0; return STENC_ERR_NO_DEVICE; }
+int stenc_cuda_stream_create(struct CUstream_st **s) { if (s) *s = 0; return STENC_ERR_NO_DEVICE; }
+int stenc_cuda_stream_destroy(struct CUstream_st *s) { (void)s; return STENC_ERR_NO_DEVICE; }
+int stenc_cuda_stream_synchronize(struct CUstream_st *s) { (void)s; return STENC_ERR_NO_DEVICE; }

@@ -1,11 +1,27 @@
 /* CUDA kernels against the CPU kernels: regularizer values, gradients and
  * fused value_grad (float ~1e-5 relative, double ~1e-12), determinism of the
- * device reduction, array updates and adjoints.  Without a CUDA device the
- * suite is skipped (exit status 77) with a message saying so. */
+ * device reduction, array updates and adjoints in 2D and 3D.
+ *
+ * The grids are chosen so that every loop shape of the CUDA templates runs:
+ * more rows than a launch has blocks (the block-stride loop over rows and a
+ * multi-block grid reduction), rows longer than a block (the thread-stride
+ * loop over i), and short rows.  Gradients are checked with beta = 0 into a
+ * NaN-poisoned output (beta = 0 must never read it), with beta != 0 onto the
+ * same random starting values on both sides, and on a non-default stream.
+ *
+ * Without a CUDA device the suite is skipped (exit status 77) with a message
+ * saying so.  The probe does not initialise CUDA in this process before the
+ * suite runs: the suite runs without fork (a CUDA context does not survive
+ * fork), see main(). */
 #include "testutil.h"
 #include "diffusion.h"
 #include "acoustic2d.h"
+#include "acoustic3d.h"
+#include "stokes3d.h"
 #include "tv.h"
+#include "tv_aniso.h"
+#include "tv_central.h"
+#include "goods.h"
 #include "huber.h"
 #include "hessian.h"
 #include "tv_weighted.h"
@@ -21,94 +37,183 @@ static void host_copy(void *h, const void *d, size_t bytes) { CK_OK(stenc_cuda_t
 
 #define UNP(...) __VA_ARGS__
 
-/* one regularizer entry triple, CPU and CUDA, for one precision */
+/* compare a CPU and a GPU gradient component-wise, relative to the largest */
+#define GRAD_CMP(T, gc, gg, N, TOL, WHAT)                                                                               \
+    do {                                                                                                                \
+        double gmax_ = 0;                                                                                               \
+        for (size_t q_ = 0; q_ < (N); ++q_) gmax_ = fmax(gmax_, fabs((double)(gc)[q_]));                               \
+        for (size_t q_ = 0; q_ < (N); ++q_)                                                                             \
+            ck_assert_msg(fabs((double)(gc)[q_] - (double)(gg)[q_]) <= (TOL) * fmax(gmax_, 1e-3),                       \
+                          "%s at %zu: CPU %.17g GPU %.17g", WHAT, q_, (double)(gc)[q_], (double)(gg)[q_]);              \
+    } while (0)
+
+/* One regularizer's entry triple, CPU and CUDA, for one precision and grid,
+ * every boundary mode: value (twice, bitwise equal), grad with beta = 0 into
+ * NaN, grad with alpha = 0.7, beta = -0.4 onto random values, value_grad on
+ * the stream st. */
 #define REG_CASE(T, SFX, BASE, D, ARGS_CPU, ARGS_GPU, TOL)                                                               \
     do {                                                                                                                 \
         T *xh = malloc(N * sizeof(T)), *mh = malloc(N * sizeof(T)), *gc = malloc(N * sizeof(T)), *gg = malloc(N * sizeof(T)); \
-        for (size_t q = 0; q < N; ++q) { xh[q] = (T)x[q]; mh[q] = (T)m[q]; }                                            \
-        T *xd = dev_copy(xh, N * sizeof(T)), *md = dev_copy(mh, N * sizeof(T)), *gd = dev_copy(xh, N * sizeof(T));     \
+        T *g0 = malloc(N * sizeof(T)), *nanv = malloc(N * sizeof(T));                                                  \
+        for (size_t q = 0; q < N; ++q) { xh[q] = (T)x[q]; mh[q] = (T)m[q]; g0[q] = (T)m[q] - 1; nanv[q] = (T)NAN; }     \
+        T *xd = dev_copy(xh, N * sizeof(T)), *md = dev_copy(mh, N * sizeof(T)), *gd = dev_copy(nanv, N * sizeof(T));  \
         (void)md; (void)mh;                                                                                              \
         for (int mode = 0; mode < 3; ++mode) {                                                                           \
             double vc, vg, vg2, vfc, vfg;                                                                                \
-            CK_OK(stenc_##BASE##_value_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, &vc));                                     \
-            CK_OK(stenc_cuda_##BASE##_value_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, &vg, NULL));                          \
-            CK_OK(stenc_cuda_##BASE##_value_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, &vg2, NULL));                         \
-            ck_assert_msg(reldiff(vc, vg, 1e-300) < TOL, #BASE " " #D " " #SFX " mode %d: CPU %.17g GPU %.17g", mode, vc, vg); \
-            ck_assert_msg(memcmp(&vg, &vg2, sizeof vg) == 0, #BASE ": GPU value not reproducible");                    \
-            CK_OK(stenc_##BASE##_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, 1, 0, gc));                                 \
-            CK_OK(stenc_cuda_##BASE##_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, 1, 0, gd, NULL));                      \
+            char what[96];                                                                                               \
+            snprintf(what, sizeof what, #BASE " " #D " " #SFX " %zux%zux%zu mode %d", nx, ny, nz, mode);               \
+            CK_OK(stenc_##BASE##_value_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, &vc));                                 \
+            CK_OK(stenc_cuda_##BASE##_value_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, &vg, NULL));                      \
+            CK_OK(stenc_cuda_##BASE##_value_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, &vg2, NULL));                     \
+            ck_assert_msg(reldiff(vc, vg, 1e-300) < TOL, "%s: value CPU %.17g GPU %.17g", what, vc, vg);              \
+            ck_assert_msg(memcmp(&vg, &vg2, sizeof vg) == 0, "%s: GPU value not reproducible", what);                  \
+            /* beta = 0 into NaN: the output must never be read */                                                     \
+            for (size_t q = 0; q < N; ++q) gc[q] = (T)NAN;                                                              \
+            CK_OK(stenc_cuda_to_device(gd, nanv, N * sizeof(T)));                                                        \
+            CK_OK(stenc_##BASE##_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, 1, 0, gc));                             \
+            CK_OK(stenc_cuda_##BASE##_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, 1, 0, gd, NULL));                  \
             host_copy(gg, gd, N * sizeof(T));                                                                            \
-            double gmax = 0;                                                                                             \
-            for (size_t q = 0; q < N; ++q) gmax = fmax(gmax, fabs((double)gc[q]));                                       \
-            for (size_t q = 0; q < N; ++q)                                                                               \
-                ck_assert_msg(fabs((double)gc[q] - (double)gg[q]) <= TOL * fmax(gmax, 1e-3), #BASE " grad at %zu", q); \
-            CK_OK(stenc_##BASE##_value_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, &vfc, 1, 0, gc));                     \
-            CK_OK(stenc_cuda_##BASE##_value_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, &vfg, 1, 0, gd, NULL));          \
+            GRAD_CMP(T, gc, gg, N, TOL, what);                                                                           \
+            /* beta != 0: G = beta*G + alpha*grad from the same start */                                                 \
+            memcpy(gc, g0, N * sizeof(T));                                                                               \
+            CK_OK(stenc_cuda_to_device(gd, g0, N * sizeof(T)));                                                          \
+            CK_OK(stenc_##BASE##_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, (T)0.7, (T)-0.4, gc));                  \
+            CK_OK(stenc_cuda_##BASE##_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, (T)0.7, (T)-0.4, gd, NULL));       \
             host_copy(gg, gd, N * sizeof(T));                                                                            \
-            ck_assert_msg(reldiff(vfc, vfg, 1e-300) < TOL, #BASE " fused value");                                      \
-            for (size_t q = 0; q < N; ++q)                                                                               \
-                ck_assert_msg(fabs((double)gc[q] - (double)gg[q]) <= TOL * fmax(gmax, 1e-3), #BASE " fused grad at %zu", q); \
+            GRAD_CMP(T, gc, gg, N, TOL, what);                                                                           \
+            /* fused, on a non-default stream */                                                                         \
+            CK_OK(stenc_cuda_to_device(gd, nanv, N * sizeof(T)));                                                        \
+            CK_OK(stenc_##BASE##_value_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_CPU, &vfc, 1, 0, gc));                 \
+            CK_OK(stenc_cuda_##BASE##_value_grad_##D##_##SFX(DIMS_##D, mode, UNP ARGS_GPU, &vfg, 1, 0, gd, st));        \
+            CK_OK(stenc_cuda_stream_synchronize(st));                                                                    \
+            host_copy(gg, gd, N * sizeof(T));                                                                            \
+            ck_assert_msg(reldiff(vfc, vfg, 1e-300) < TOL, "%s: fused value CPU %.17g GPU %.17g", what, vfc, vfg);    \
+            GRAD_CMP(T, gc, gg, N, TOL, what);                                                                           \
         }                                                                                                                \
         stenc_cuda_free(xd); stenc_cuda_free(md); stenc_cuda_free(gd);                                                   \
-        free(xh); free(mh); free(gc); free(gg);                                                                          \
+        free(xh); free(mh); free(gc); free(gg); free(g0); free(nanv);                                                    \
     } while (0)
+
+/* 2D grids: ordinary, more rows than blocks in a launch, long short rows;
+ * 3D: nx below a block, nx above a block, many rows */
+static const size_t grid2[][2] = {{301, 97}, {37, 2100}, {1500, 5}};
+static const size_t grid3[][3] = {{61, 37, 23}, {300, 9, 7}, {17, 40, 70}};
 
 START_TEST(regularizers_cpu_vs_gpu)
 {
-    for (int D = 2; D <= 3; ++D) {
-        size_t nx = D == 2 ? 301 : 61, ny = D == 2 ? 97 : 37, nz = D == 2 ? 1 : 23, N = nx * ny * nz;
-        rng_t r = {31};
-        double *x = dalloc(N), *m = dalloc(N);
-        dfill(x, N, &r, -1, 1);
-        dfill(m, N, &r, 0.5, 2);
+    const int D = _i < 3 ? 2 : 3, g = _i % 3;
+    size_t nx = D == 2 ? grid2[g][0] : grid3[g][0], ny = D == 2 ? grid2[g][1] : grid3[g][1];
+    size_t nz = D == 2 ? 1 : grid3[g][2], N = nx * ny * nz;
+    rng_t r = {31 + (uint64_t)_i};
+    double *x = dalloc(N), *m = dalloc(N);
+    dfill(x, N, &r, -1, 1);
+    dfill(m, N, &r, 0.5, 2);
+    struct CUstream_st *st = NULL;
+    CK_OK(stenc_cuda_stream_create(&st));
 #define DIMS_2d nx, ny
 #define DIMS_3d nx, ny, nz
-        if (D == 2) {
-            REG_CASE(double, f64, tv, 2d, (xh, 0.7, 1.3, 1e-2), (xd, 0.7, 1.3, 1e-2), 1e-12);
-            REG_CASE(float, f32, tv, 2d, (xh, 0.7f, 1.3f, 1e-2f), (xd, 0.7f, 1.3f, 1e-2f), 1e-5);
-            REG_CASE(double, f64, huber, 2d, (xh, 0.7, 1.3, 0.6), (xd, 0.7, 1.3, 0.6), 1e-12);
-            REG_CASE(float, f32, hessian, 2d, (xh, 0.7f, 1.3f, 1e-2f), (xd, 0.7f, 1.3f, 1e-2f), 1e-5);
-            REG_CASE(double, f64, tv_weighted, 2d, (xh, mh, 0.7, 1.3, 1e-2), (xd, md, 0.7, 1.3, 1e-2), 1e-12);
-        } else {
-            REG_CASE(double, f64, tv, 3d, (xh, 0.7, 1.3, 0.9, 1e-2), (xd, 0.7, 1.3, 0.9, 1e-2), 1e-12);
-            REG_CASE(float, f32, tv, 3d, (xh, 0.7f, 1.3f, 0.9f, 1e-2f), (xd, 0.7f, 1.3f, 0.9f, 1e-2f), 1e-5);
-            REG_CASE(double, f64, hessian, 3d, (xh, 0.7, 1.3, 0.9, 1e-2), (xd, 0.7, 1.3, 0.9, 1e-2), 1e-12);
-            REG_CASE(float, f32, huber, 3d, (xh, 0.7f, 1.3f, 0.9f, 0.6f), (xd, 0.7f, 1.3f, 0.9f, 0.6f), 1e-5);
-        }
-        free(x); free(m);
+    if (D == 2) {
+        REG_CASE(double, f64, tv, 2d, (xh, 0.7, 1.3, 1e-2), (xd, 0.7, 1.3, 1e-2), 1e-12);
+        REG_CASE(float, f32, tv, 2d, (xh, 0.7f, 1.3f, 1e-2f), (xd, 0.7f, 1.3f, 1e-2f), 1e-5);
+        REG_CASE(float, f32, tv_aniso, 2d, (xh, 0.7f, 1.3f, 1e-2f), (xd, 0.7f, 1.3f, 1e-2f), 1e-5);
+        REG_CASE(double, f64, tv_central, 2d, (xh, 0.7, 1.3, 1e-2), (xd, 0.7, 1.3, 1e-2), 1e-12);
+        REG_CASE(double, f64, goods, 2d, (xh, 0.7, 1.3, 1e-2), (xd, 0.7, 1.3, 1e-2), 1e-12);
+        REG_CASE(double, f64, huber, 2d, (xh, 0.7, 1.3, 0.6), (xd, 0.7, 1.3, 0.6), 1e-12);
+        REG_CASE(float, f32, hessian, 2d, (xh, 0.7f, 1.3f, 1e-2f), (xd, 0.7f, 1.3f, 1e-2f), 1e-5);
+        REG_CASE(double, f64, tv_weighted, 2d, (xh, mh, 0.7, 1.3, 1e-2), (xd, md, 0.7, 1.3, 1e-2), 1e-12);
+    } else {
+        REG_CASE(double, f64, tv, 3d, (xh, 0.7, 1.3, 0.9, 1e-2), (xd, 0.7, 1.3, 0.9, 1e-2), 1e-12);
+        REG_CASE(float, f32, tv, 3d, (xh, 0.7f, 1.3f, 0.9f, 1e-2f), (xd, 0.7f, 1.3f, 0.9f, 1e-2f), 1e-5);
+        REG_CASE(double, f64, tv_aniso, 3d, (xh, 0.7, 1.3, 0.9, 1e-2), (xd, 0.7, 1.3, 0.9, 1e-2), 1e-12);
+        REG_CASE(float, f32, tv_central, 3d, (xh, 0.7f, 1.3f, 0.9f, 1e-2f), (xd, 0.7f, 1.3f, 0.9f, 1e-2f), 1e-5);
+        REG_CASE(float, f32, goods, 3d, (xh, 0.7f, 1.3f, 0.9f, 1e-2f), (xd, 0.7f, 1.3f, 0.9f, 1e-2f), 1e-5);
+        REG_CASE(double, f64, hessian, 3d, (xh, 0.7, 1.3, 0.9, 1e-2), (xd, 0.7, 1.3, 0.9, 1e-2), 1e-12);
+        REG_CASE(float, f32, huber, 3d, (xh, 0.7f, 1.3f, 0.9f, 0.6f), (xd, 0.7f, 1.3f, 0.9f, 0.6f), 1e-5);
     }
+    CK_OK(stenc_cuda_stream_destroy(st));
+    free(x); free(m);
 }
 END_TEST
 
-START_TEST(kernels_cpu_vs_gpu)
+/* A set of same-size arrays, random on the host and copied to the device, so
+ * that a CPU call on h[] and a CUDA call on d[] start from the same state. */
+#define NA 8
+typedef struct { size_t n; double *h[NA], *d[NA]; } arrset;
+
+static void arr_init(arrset *s, size_t n, uint64_t seed)
 {
-    size_t nx = 257, ny = 129, N = nx * ny;
-    rng_t r = {32};
-    double *T = dalloc(N), *Ci = dalloc(N), *o = dalloc(N), *og = dalloc(N);
-    dfill(T, N, &r, 0, 1);
-    dfill(Ci, N, &r, 0.5, 1);
-    memcpy(o, T, N * 8);
-    double *Td = dev_copy(T, N * 8), *Cd = dev_copy(Ci, N * 8), *od = dev_copy(T, N * 8);
-    CK_OK(stenc_diffusion_step_2d_f64(nx, ny, o, T, Ci, 0.1, 1, 1, 1));
-    CK_OK(stenc_cuda_diffusion_step_2d_f64(nx, ny, od, Td, Cd, 0.1, 1, 1, 1, NULL));
-    host_copy(og, od, N * 8);
-    for (size_t q = 0; q < N; ++q) ck_assert_msg(reldiff(o[q], og[q], 1) < 1e-13, "diffusion step at %zu", q);
-    /* adjoint */
-    double *b[3], *bg[3], *bd[3];
-    for (int a = 0; a < 3; ++a) {
-        b[a] = dalloc(N); bg[a] = dalloc(N);
-        dfill(b[a], N, &r, -1, 1);
-        bd[a] = dev_copy(b[a], N * 8);
+    rng_t r = {seed};
+    s->n = n;
+    for (int a = 0; a < NA; ++a) {
+        s->h[a] = dalloc(n);
+        dfill(s->h[a], n, &r, 0.5, 1.5);
+        s->d[a] = dev_copy(s->h[a], n * sizeof(double));
     }
-    CK_OK(stenc_diffusion_step_adjoint_2d_f64(nx, ny, T, Ci, 0.1, 1, 1, 1, b[0], b[1], b[2]));
-    CK_OK(stenc_cuda_diffusion_step_adjoint_2d_f64(nx, ny, Td, Cd, 0.1, 1, 1, 1, bd[0], bd[1], bd[2], NULL));
-    for (int a = 0; a < 3; ++a) {
-        host_copy(bg[a], bd[a], N * 8);
-        for (size_t q = 0; q < N; ++q) ck_assert_msg(reldiff(b[a][q], bg[a][q], 1) < 1e-13, "adjoint %d at %zu", a, q);
-        stenc_cuda_free(bd[a]); free(b[a]); free(bg[a]);
+}
+
+/* every array equal after the CPU and the CUDA call; frees the set */
+static void arr_compare_free(arrset *s, const char *what, double tol)
+{
+    double *t = dalloc(s->n);
+    CK_OK(stenc_cuda_synchronize());
+    for (int a = 0; a < NA; ++a) {
+        host_copy(t, s->d[a], s->n * sizeof(double));
+        for (size_t q = 0; q < s->n; ++q)
+            ck_assert_msg(reldiff(s->h[a][q], t[q], 1) < tol, "%s: array %d at %zu: CPU %.17g GPU %.17g", what, a,
+                          q, s->h[a][q], t[q]);
+        stenc_cuda_free(s->d[a]);
+        free(s->h[a]);
     }
-    stenc_cuda_free(Td); stenc_cuda_free(Cd); stenc_cuda_free(od);
-    free(T); free(Ci); free(o); free(og);
+    free(t);
+}
+
+START_TEST(kernels_2d_cpu_vs_gpu)
+{
+    size_t nx = 257, ny = 1300;
+    arrset s;
+    arr_init(&s, (nx + 1) * (ny + 1), 32);
+    CK_OK(stenc_diffusion_step_2d_f64(nx, ny, s.h[0], s.h[1], s.h[2], 0.1, 1, 1, 1));
+    CK_OK(stenc_cuda_diffusion_step_2d_f64(nx, ny, s.d[0], s.d[1], s.d[2], 0.1, 1, 1, 1, NULL));
+    CK_OK(stenc_diffusion_step_adjoint_2d_f64(nx, ny, s.h[1], s.h[2], 0.1, 1, 1, 1, s.h[3], s.h[4], s.h[5]));
+    CK_OK(stenc_cuda_diffusion_step_adjoint_2d_f64(nx, ny, s.d[1], s.d[2], 0.1, 1, 1, 1, s.d[3], s.d[4], s.d[5], NULL));
+    arr_compare_free(&s, "diffusion 2d", 1e-13);
+}
+END_TEST
+
+START_TEST(kernels_3d_cpu_vs_gpu)
+{
+    const size_t nx = grid3[_i][0], ny = grid3[_i][1], nz = grid3[_i][2], M = (nx + 1) * (ny + 1) * (nz + 1);
+    struct CUstream_st *st = NULL;
+    CK_OK(stenc_cuda_stream_create(&st));
+    arrset s;
+    arr_init(&s, M, 40 + (uint64_t)_i);
+    CK_OK(stenc_diffusion_step_3d_f64(nx, ny, nz, s.h[0], s.h[1], s.h[2], 0.1, 1, 1, 1, 1));
+    CK_OK(stenc_cuda_diffusion_step_3d_f64(nx, ny, nz, s.d[0], s.d[1], s.d[2], 0.1, 1, 1, 1, 1, st));
+    CK_OK(stenc_diffusion_step_adjoint_3d_f64(nx, ny, nz, s.h[1], s.h[2], 0.1, 1, 1, 1, 1, s.h[3], s.h[4], s.h[5]));
+    CK_OK(stenc_cuda_diffusion_step_adjoint_3d_f64(nx, ny, nz, s.d[1], s.d[2], 0.1, 1, 1, 1, 1, s.d[3], s.d[4], s.d[5], st));
+    arr_compare_free(&s, "diffusion 3d", 1e-12);
+
+    arr_init(&s, M, 50 + (uint64_t)_i);
+    CK_OK(stenc_acoustic3d_velocity_3d_f64(nx, ny, nz, s.h[0], s.h[1], s.h[2], s.h[3], 0.1, 1.2, 1, 1, 1));
+    CK_OK(stenc_cuda_acoustic3d_velocity_3d_f64(nx, ny, nz, s.d[0], s.d[1], s.d[2], s.d[3], 0.1, 1.2, 1, 1, 1, NULL));
+    CK_OK(stenc_acoustic3d_pressure_3d_f64(nx, ny, nz, s.h[3], s.h[0], s.h[1], s.h[2], 0.1, 0.8, 1, 1, 1));
+    CK_OK(stenc_cuda_acoustic3d_pressure_3d_f64(nx, ny, nz, s.d[3], s.d[0], s.d[1], s.d[2], 0.1, 0.8, 1, 1, 1, NULL));
+    CK_OK(stenc_acoustic3d_velocity_adjoint_3d_f64(nx, ny, nz, s.h[3], s.h[0], s.h[1], s.h[2], 0.1, 1.2, 1, 1, 1,
+                                                   s.h[4], s.h[5], s.h[6], s.h[7]));
+    CK_OK(stenc_cuda_acoustic3d_velocity_adjoint_3d_f64(nx, ny, nz, s.d[3], s.d[0], s.d[1], s.d[2], 0.1, 1.2, 1, 1, 1,
+                                                        s.d[4], s.d[5], s.d[6], s.d[7], NULL));
+    arr_compare_free(&s, "acoustic 3d", 1e-12);
+
+    arr_init(&s, M, 60 + (uint64_t)_i);
+    CK_OK(stenc_stokes3d_viscosity_3d_f64(nx, ny, nz, s.h[0], s.h[1]));
+    CK_OK(stenc_cuda_stokes3d_viscosity_3d_f64(nx, ny, nz, s.d[0], s.d[1], st));
+    CK_OK(stenc_stokes3d_shear_3d_f64(nx, ny, nz, s.h[2], s.h[1], s.h[3], s.h[4], 1, 1));
+    CK_OK(stenc_cuda_stokes3d_shear_3d_f64(nx, ny, nz, s.d[2], s.d[1], s.d[3], s.d[4], 1, 1, st));
+    CK_OK(stenc_stokes3d_shear_adjoint_3d_f64(nx, ny, nz, s.h[1], s.h[3], s.h[4], 1, 1, s.h[5], s.h[6], s.h[7], s.h[2]));
+    CK_OK(stenc_cuda_stokes3d_shear_adjoint_3d_f64(nx, ny, nz, s.d[1], s.d[3], s.d[4], 1, 1, s.d[5], s.d[6], s.d[7],
+                                                   s.d[2], st));
+    arr_compare_free(&s, "stokes 3d", 1e-12);
+    CK_OK(stenc_cuda_stream_destroy(st));
 }
 END_TEST
 
@@ -123,6 +228,9 @@ END_TEST
 
 int main(void)
 {
+    /* Check forks a child per test by default, and a CUDA context made in
+     * the parent is unusable in a forked child: probe in this process and run
+     * the suite without fork. */
     int n = 0;
     int rc = stenc_cuda_device_count(&n);
     if (rc != STENC_OK || n == 0) {
@@ -136,9 +244,10 @@ int main(void)
     Suite *s = suite_create("cuda");
     TCase *tc = tcase_create("all");
     tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, regularizers_cpu_vs_gpu);
-    tcase_add_test(tc, kernels_cpu_vs_gpu);
+    tcase_add_loop_test(tc, regularizers_cpu_vs_gpu, 0, 6);
+    tcase_add_test(tc, kernels_2d_cpu_vs_gpu);
+    tcase_add_loop_test(tc, kernels_3d_cpu_vs_gpu, 0, 3);
     tcase_add_test(tc, cuda_bad_arguments);
     suite_add_tcase(s, tc);
-    return run_suite(s) ? 1 : 0;
+    return run_suite_nofork(s) ? 1 : 0;
 }

@@ -76,4 +76,16 @@ static inline int run_suite(Suite *s)
     return nf;
 }
 
+/* the same without fork: for suites that use CUDA, whose context does not
+ * survive a fork (a failed check still ends only its own test) */
+static inline int run_suite_nofork(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf;
+}
+
 #endif

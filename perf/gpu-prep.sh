@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run HERE (the development machine: nvcc, no GPU) before a device session.
+# Builds everything the GPU run needs (CUDA objects, the GPU test binaries,
+# the solver, the GPU bench), fetches the Debian runtime libraries a bare
+# GPU machine lacks, and puts both into .gpucarry/ (ignored by git), which
+# the device run carries, so that the GPU machine only runs:
+#   run(command="bash perf/gpu.sh", carry=[".gpucarry"])
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v nvcc >/dev/null || { echo "gpu-prep: nvcc is not on the PATH; the GPU objects cannot be built" >&2; exit 1; }
+grep -qx '/.gpucarry/' .git/info/exclude 2>/dev/null || echo '/.gpucarry/' >> .git/info/exclude
+bins="build/bin/stenc-deconv build/bin/stenc-gpu-bench build/tests/test_cuda build/tests/test_deconv_gpu"
+make -j"$(nproc)" all $bins
+rm -rf .gpucarry && mkdir -p .gpucarry/deb
+stage=$(mktemp -d); mkdir "$stage/bin"
+cp $bins "$stage/bin/"
+strip "$stage"/bin/*
+tar -cJf .gpucarry/bin.tar.xz -C "$stage" bin   # ~60 MB of binaries pack to ~12 MB
+rm -rf "$stage"
+(cd .gpucarry/deb && apt-get download -q libfftw3-double3 liblbfgs0 libpng16-16 libsubunit0 libgomp1 >/dev/null)
+du -sh .gpucarry
+total=$(du -sm .gpucarry | cut -f1)
+[ "$total" -lt 56 ] || { echo "gpu-prep: .gpucarry is ${total} MiB; the device run carries at most 64 MiB with the tree" >&2; exit 1; }
