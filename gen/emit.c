@@ -80,6 +80,21 @@ static void setup_sizes(FILE *f, int D)
         fprintf(f, "    const ptrdiff_t st_n%d = (ptrdiff_t)%s; (void)st_n%d;\n", d, dimn(d), d);
 }
 
+/* (void) for every parameter in params[], so that one unused by a body
+ * (constant partials, an additive constant's adjoint) stays warning-free */
+static void void_params(FILE *f, const Stencil *s, const int *params)
+{
+    for (int p = 0; p < s->nparam; ++p)
+        if (params[p]) fprintf(f, "    (void)%s;\n", s->param[p]);
+}
+
+/* (void) for a point helper's position and size arguments: a partial that
+ * is constant reads none of them */
+static void void_point_args(FILE *f, int D)
+{
+    for (int d = 0; d < D; ++d) fprintf(f, " (void)%s; (void)st_n%d;", dimvar(d), d);
+}
+
 static void setup_strides(FILE *f, const Stencil *s, int a, const char *name)
 {
     for (int d = 0; d + 1 < s->dims; ++d) {
@@ -610,6 +625,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
         if (bars[a]) fprintf(args.f, ", stn_real *stn_restrict %s", E.names[N + a]);
 
     setup_sizes(chk.f, D);
+    void_params(chk.f, s, params); /* a parameter of the update may vanish from its adjoint */
     checks_sizes(chk.f, D, minn, 0, NULL);
     for (int a = 0; a < N; ++a)
         if (reads[a]) { checks_null(chk.f, s->arr[a].name); checks_count(chk.f, s, a, s->arr[a].name); }
@@ -889,7 +905,7 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                          "                        (void)st_p2;\n"
                          "                        #pragma omp simd\n"
                          "                        for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
-                         "                            const ptrdiff_t i = st_i0 + st_ii;\n");
+                         "                            const ptrdiff_t i = st_i0 + st_ii; (void)i;\n");
             char fmb[64];
             snprintf(fmb, sizeof fmb, "st_ga%d[st_ii] += %%s;", dtaps[t]->ref);
             const char *fm[1] = {fmb};
@@ -994,7 +1010,9 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     for (int a = 0; a < N; ++a)
         if (reads[a]) setup_strides(hstr.f, s, a, s->arr[a].name);
     char *shstr = str_close(&hstr);
-    fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;\n%s", base, D, sha, shstr);
+    fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;", base, D, sha);
+    void_point_args(help.f, D);
+    fprintf(help.f, "\n%s", shstr);
     {
         const char *fm[1] = {"return %s;"};
         Node *root = r->f;
@@ -1004,7 +1022,9 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     /* one helper per tap: a border point needs each partial at a few points
      * only, so computing all of them there would cost taps^2 */
     for (int t = 0; t < ndt; ++t) {
-        fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s\n%s", base, D, t, sha, svoid, shstr);
+        fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s", base, D, t, sha, svoid);
+        void_point_args(help.f, D);
+        fprintf(help.f, "\n%s", shstr);
         const char *fm[1] = {"return %s;"};
         pr_c_block(help.f, &pcm, &part[t], 1, fm, "    ");
         fprintf(help.f, "}\n");
@@ -1014,7 +1034,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     PrintCtx pcx = {es, TAP_MAPPED_X, E.names, NULL};
     for (int t = 0; t < ndt; ++t) {
         fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s", base, D, t, sha, svoid);
-        for (int d = 1; d < D; ++d) fprintf(help.f, " (void)st_n%d;", d);
+        void_point_args(help.f, D);
         fprintf(help.f, "\n%s", shstr);
         const char *fm[1] = {"return %s;"};
         pr_c_block(help.f, &pcx, &part[t], 1, fm, "    ");

@@ -13,6 +13,7 @@ static Node *htab[HSIZE];
 static Node **all_nodes;
 static size_t n_nodes, cap_nodes;
 static int memo_counter;
+static int nonfinite_seen;
 
 const char *const ex_fn_name[F_COUNT] = {
     "sqrt", "exp", "log", "abs", "min", "max", "pow", "sin", "cos", "tan",
@@ -26,8 +27,18 @@ int ex_fn_lookup(const char *name)
     return -1;
 }
 
+size_t ex_count(void) { return n_nodes; }
+
+int ex_take_nonfinite(void)
+{
+    int r = nonfinite_seen;
+    nonfinite_seen = 0;
+    return r;
+}
+
 void ex_reset(void)
 {
+    nonfinite_seen = 0;
     for (size_t i = 0; i < n_nodes; ++i) free(all_nodes[i]);
     free(all_nodes);
     all_nodes = NULL;
@@ -98,6 +109,7 @@ static Node proto(int kind)
 Node *ex_num(double v)
 {
     Node p = proto(E_NUM);
+    if (!isfinite(v)) { nonfinite_seen = 1; v = 0; } /* reported by the caller; never printed */
     p.num = v == 0 ? 0.0 : v; /* no negative zero */
     return intern(&p);
 }
@@ -125,6 +137,8 @@ static Node *mk(int kind, int op, int nargs, Node *a, Node *b, Node *c)
     p.op = op;
     p.nargs = nargs;
     p.a[0] = a; p.a[1] = b; p.a[2] = c;
+    for (int i = 0; i < nargs; ++i)
+        if (p.a[i]->depth + 1 > p.depth) p.depth = p.a[i]->depth + 1;
     return intern(&p);
 }
 

@@ -13,6 +13,10 @@
 #define MAXKERN 128
 #define MAXRED 16
 #define MAXTAP 128
+/* limits on one expression (docs/language.md, "Limits") */
+#define MAXNEST 200        /* nested parentheses, calls and powers */
+#define MAXDEPTH 1000      /* depth of the expression tree (a sum of N terms is N deep) */
+#define MAXNODES 500000    /* distinct subexpressions of one stencil pass */
 
 /* One index of a tap, per dimension. */
 enum { IK_VAR = 0, IK_CONST = 1, IK_END = 2 };
@@ -33,6 +37,7 @@ typedef struct Node {
     int ref;          /* E_PARAM: parameter; E_TAP: array */
     Index idx[3];     /* E_TAP */
     int nargs;
+    int depth;        /* 1 + the deepest argument's depth */
     struct Node *a[3];
     unsigned hash;
     int id;
@@ -106,6 +111,10 @@ Node *ex_call(int fn, int nargs, Node **args);
 Node *ex_select(Node *c, Node *a, Node *b);
 Node *ex_cmp(int op, Node *a, Node *b);
 int ex_is_num(const Node *n, double v);
+/* number of distinct nodes made since ex_reset */
+size_t ex_count(void);
+/* 1 if a constant folded to infinity or NaN since the last call (then clears) */
+int ex_take_nonfinite(void);
 extern const char *const ex_fn_name[F_COUNT];
 extern const int ex_fn_arity[F_COUNT];
 int ex_fn_lookup(const char *name);
@@ -155,6 +164,12 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */
 int parse_stencil(const char *text, const char *file, int dims, Stencil *s);
+
+/* ---- names (names.c) ---- */
+/* why name cannot name an array or parameter, or NULL when it can */
+const char *name_problem_var(const char *name);
+/* why name cannot name a kernel or reduction, or NULL when it can */
+const char *name_problem_entry(const char *name);
 
 /* ---- analysis (analyze.c) ---- */
 int analyze(Stencil *s);

@@ -20,11 +20,17 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef STENC_M4DIR
 #define STENC_M4DIR "m4"
+#endif
+#ifndef STENC_VERSION
+#define STENC_VERSION "0.4.0"
 #endif
 
 int gen_error(const char *file, int line, const char *fmt, ...)
@@ -61,38 +67,163 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* Run argv; stdout into *out (malloc'd); stderr passes through. */
-static int run_capture(char *const argv[], char **out)
+/* Limits on what one m4 child may take (docs/language.md, "Limits"):
+ * CPU seconds, address space, and bytes of output.  A macro that calls
+ * itself without end hits one of them instead of hanging the build. */
+#define M4_CPU_SECONDS 5
+#define M4_MEM_BYTES (2048UL << 20)
+#define M4_MAX_OUTPUT ((size_t)64 << 20)
+#define MAX_INPUT_BYTES ((size_t)1 << 20)
+
+/* read all of fd into a malloc'd, NUL-terminated buffer of at most max
+ * bytes; returns NULL past max (*over set) or on allocation failure */
+static char *read_all(int fd, size_t max, size_t *len, int *over)
 {
-    int fd[2];
-    if (pipe(fd) != 0) return -1;
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        close(fd[0]);
-        dup2(fd[1], 1);
-        close(fd[1]);
-        execvp(argv[0], argv);
-        fprintf(stderr, "stenc-gen: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(fd[1]);
     size_t cap = 8192, n = 0;
     char *buf = malloc(cap);
+    *over = 0;
+    if (!buf) return NULL;
     for (;;) {
-        if (n + 4096 + 1 > cap) { cap *= 2; buf = realloc(buf, cap); }
-        ssize_t r = read(fd[0], buf + n, cap - n - 1);
+        if (n + 4096 + 1 > cap) {
+            char *nb = cap * 2 > max + 4096 + 1 ? NULL : realloc(buf, cap * 2);
+            if (!nb) { *over = 1; free(buf); return NULL; }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n - 1);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         n += (size_t)r;
     }
-    close(fd[0]);
     buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* Run argv under the m4 limits; stdout into *out, stderr into *err (both
+ * malloc'd, NUL-terminated).  Returns the exit status, or -SIGNAL when the
+ * child was killed (-SIGXCPU: out of CPU time), or -1000 when the output
+ * passed M4_MAX_OUTPUT. */
+static int run_capture(char *const argv[], char **out, char **err)
+{
+    int fo[2], fe[2];
+    *out = *err = NULL;
+    if (pipe(fo) != 0) return -1;
+    if (pipe(fe) != 0) { close(fo[0]); close(fo[1]); return -1; }
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        close(fo[0]);
+        close(fe[0]);
+        dup2(fo[1], 1);
+        dup2(fe[1], 2);
+        struct rlimit cpu = {M4_CPU_SECONDS, M4_CPU_SECONDS + 1}, mem = {M4_MEM_BYTES, M4_MEM_BYTES};
+        setrlimit(RLIMIT_CPU, &cpu);
+        setrlimit(RLIMIT_AS, &mem);
+        execvp(argv[0], argv);
+        fprintf(stderr, "stenc-gen: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(fo[1]);
+    close(fe[1]);
+    /* m4 writes little to stderr: read stdout first, then stderr */
+    int over = 0, over_e = 0;
+    *out = read_all(fo[0], M4_MAX_OUTPUT, NULL, &over);
+    if (over) kill(pid, SIGKILL);
+    close(fo[0]);
+    *err = read_all(fe[0], 1 << 20, NULL, &over_e);
+    close(fe[0]);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    *out = buf;
+    if (!*out) *out = calloc(1, 1);
+    if (!*err) *err = calloc(1, 1);
+    if (over) return -1000;
+    if (WIFSIGNALED(st)) return -WTERMSIG(st);
     if (!WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);
+}
+
+/* the line of the last "#line N" directive in m4's (partial) output */
+static int last_sync_line(const char *text)
+{
+    int line = 1;
+    for (const char *p = text; (p = strstr(p, "#line ")) != NULL; p += 6)
+        if (p == text || p[-1] == '\n') line = atoi(p + 6);
+    return line;
+}
+
+/* Pass m4's diagnostics on as "FILE:LINE: error: ..." (or warning):
+ * stenc's own stn_fail messages already have that form; m4's own
+ * "m4:FILE:LINE: MESSAGE" and location-less "m4: MESSAGE" are rewritten,
+ * the latter placed at the user's file and the last line m4 reached. */
+static int report_m4_stderr(const char *err, const char *file, int line)
+{
+    int nerr = 0;
+    for (const char *p = err; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char ln[1024];
+        snprintf(ln, sizeof ln, "%.*s", (int)(n < 1000 ? n : 1000), p);
+        p += n + (e ? 1 : 0);
+        if (!ln[0]) continue;
+        if (strncmp(ln, "m4:", 3) != 0 || ln[3] == ' ') {
+            if (strncmp(ln, "m4: ", 4) == 0)
+                fprintf(stderr, "%s:%d: error: stencil language (m4): %s\n", file, line, ln + 4);
+            else
+                fprintf(stderr, "%s\n", ln);
+            nerr += strstr(ln, "error") != NULL;
+            continue;
+        }
+        /* m4:FILE:LINE: MESSAGE */
+        char *f = ln + 3, *c1 = strchr(f, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c1 || !c2) { fprintf(stderr, "%s:%d: error: stencil language (m4): %s\n", file, line, ln + 3); ++nerr; continue; }
+        *c1 = 0;
+        *c2 = 0;
+        const char *msg = c2 + 1;
+        while (*msg == ' ') ++msg;
+        int warn = strncmp(msg, "Warning: ", 9) == 0;
+        if (warn) msg += 9;
+        if (strncmp(msg, "ERROR: ", 7) == 0) msg += 7;
+        if (warn && strstr(msg, "excess arguments to builtin `") && strstr(msg, "define'")) {
+            /* the comma pitfall: define(f, a, b) keeps only a */
+            fprintf(stderr, "%s:%s: error: excess arguments to define: a comma outside parentheses ends the "
+                            "macro body; quote the body: define(NAME, [[BODY]])\n", f, c1 + 1);
+            ++nerr;
+            continue;
+        }
+        if (strstr(msg, "recursion limit of"))
+            msg = "macro calls nested more than 1000 deep: recursion limit exceeded (a macro that calls itself?)";
+        fprintf(stderr, "%s:%s: %s: %s\n", f, c1 + 1, warn ? "warning" : "error", msg);
+        nerr += !warn;
+    }
+    return nerr;
+}
+
+/* one m4 pass; on failure reports it (FILE:LINE: error: ...) and returns -1 */
+static int run_m4(char *const argv[], const char *file, const char *what, char **out)
+{
+    char *err = NULL;
+    int rc = run_capture(argv, out, &err);
+    int line = last_sync_line(*out);
+    int nerr = report_m4_stderr(err, file, line);
+    free(err);
+    if (rc == 0 && nerr == 0) return 0;
+    if (rc == -SIGXCPU || rc == -SIGKILL)
+        gen_error(file, line, "%s did not finish within %d s of CPU time (a macro that calls itself without end?)",
+                  what, M4_CPU_SECONDS);
+    else if (rc == -1000)
+        gen_error(file, line, "%s produced more than %zu MiB of text (a macro that grows without end?)", what,
+                  M4_MAX_OUTPUT >> 20);
+    else if (rc < 0 && rc != -1)
+        gen_error(file, line, "%s was stopped by signal %d (out of memory? at most %lu MiB)", what, -rc,
+                  M4_MEM_BYTES >> 20);
+    else if (rc == 127 || rc == -1)
+        gen_error(file, 1, "%s: could not run m4 (install GNU m4, or pass --m4 PROGRAM)", what);
+    else if (nerr == 0)
+        gen_error(file, line, "%s failed (m4 exit status %d)", what, rc);
+    free(*out);
+    *out = NULL;
+    return -1;
 }
 
 #define MAXOUT 16
@@ -149,26 +280,101 @@ static int check_leaks(const char *path, const char *text)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: stenc-gen [-I M4DIR] [-o OUTDIR] [--m4 PROGRAM] FILE.stn\n"
+               "       stenc-gen --version | --help\n"
                "Generates NAME.h, NAME.c (C11/OpenMP) and NAME.cu (CUDA) with the kernels,\n"
-               "their adjoints and reductions defined in FILE.stn.  See docs/language.md.\n");
+               "their adjoints and reductions defined in FILE.stn, in OUTDIR (created if\n"
+               "missing; default: the current directory).  See docs/language.md.\n"
+               "Exit status: 0 done, 1 the stencil has an error (FILE:LINE: error: ...,\n"
+               "nothing written), 2 a usage or system error.\n");
+}
+
+/* the directory holding this executable (for finding the m4 library) */
+static int exe_dir(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *sl = strrchr(buf, '/');
+    if (!sl) return -1;
+    *sl = 0;
+    return 0;
+}
+
+static int has_m4lib(const char *dir)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/lang.m4", dir);
+    return access(p, R_OK) == 0;
+}
+
+/* The m4 library: -I, else $STENC_M4DIR, else the install-time directory,
+ * else beside the executable (EXE/../share/stenc/m4 when installed,
+ * EXE/../../m4 in the build tree).  NULL (with a message saying where it
+ * looked) when none holds lang.m4. */
+static const char *find_m4dir(const char *given, char *buf, size_t len)
+{
+    if (given) return given;
+    if (getenv("STENC_M4DIR")) return getenv("STENC_M4DIR");
+    if (has_m4lib(STENC_M4DIR)) return STENC_M4DIR;
+    char exe[4096];
+    const char *rel[] = {"/../share/stenc/m4", "/../../m4"};
+    if (exe_dir(exe, sizeof exe) == 0)
+        for (int r = 0; r < 2; ++r) {
+            snprintf(buf, len, "%s%s", exe, rel[r]);
+            if (has_m4lib(buf)) return buf;
+        }
+    fprintf(stderr, "stenc-gen: cannot find the m4 library (lang.m4); looked in %s, %s/../share/stenc/m4 and "
+                    "%s/../../m4.\nPass its directory with -I M4DIR or set STENC_M4DIR.\n",
+            STENC_M4DIR, exe, exe);
+    return NULL;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *c = p + 1;; ++c) {
+        if (*c == '/' || !*c) {
+            char save = *c;
+            *c = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) return -1;
+            *c = save;
+            if (!save) break;
+        }
+    }
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
-    const char *m4dir = getenv("STENC_M4DIR") ? getenv("STENC_M4DIR") : STENC_M4DIR;
+    const char *m4given = NULL;
     const char *outdir = ".";
     const char *m4prog = getenv("M4") ? getenv("M4") : "m4";
     const char *file = NULL;
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "-I") == 0 && i + 1 < argc) m4dir = argv[++i];
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) outdir = argv[++i];
-        else if (strcmp(argv[i], "--m4") == 0 && i + 1 < argc) m4prog = argv[++i];
+        int has_val = i + 1 < argc;
+        if (!strcmp(argv[i], "-I") || !strcmp(argv[i], "-o") || !strcmp(argv[i], "--m4")) {
+            if (!has_val) { fprintf(stderr, "stenc-gen: option %s needs a value\n", argv[i]); usage(stderr); return 2; }
+            const char *v = argv[++i];
+            if (!strcmp(argv[i - 1], "-I")) m4given = v;
+            else if (!strcmp(argv[i - 1], "-o")) outdir = v;
+            else m4prog = v;
+        }
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { usage(stdout); return 0; }
+        else if (strcmp(argv[i], "--version") == 0) { printf("stenc-gen %s\n", STENC_VERSION); return 0; }
         else if (argv[i][0] == '-') { fprintf(stderr, "stenc-gen: unknown option %s\n", argv[i]); usage(stderr); return 2; }
         else if (!file) file = argv[i];
         else { fprintf(stderr, "stenc-gen: one stencil file at a time\n"); return 2; }
     }
     if (!file) { usage(stderr); return 2; }
+    char m4buf[4200];
+    const char *m4dir = find_m4dir(m4given, m4buf, sizeof m4buf);
+    if (!m4dir) return 2;
+    struct stat fsb;
+    if (stat(file, &fsb) == 0 && (size_t)fsb.st_size > MAX_INPUT_BYTES)
+        return gen_error(file, 1, "the file is larger than %zu KiB (the limit for a stencil file)", MAX_INPUT_BYTES >> 10), 1;
     size_t len;
     char *src = read_file(file, &len);
     if (!src) { fprintf(stderr, "stenc-gen: cannot read %s: %s\n", file, strerror(errno)); return 1; }
@@ -184,6 +390,8 @@ int main(int argc, char **argv)
     for (char *c = stem; *c; ++c)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
             return gen_error(file, 1, "the file name must be a C identifier followed by .stn"), 1;
+    if (name_problem_entry(stem))
+        return gen_error(file, 1, "the file name '%s' %s; rename the file", stem, name_problem_entry(stem)), 1;
 
     /* the dims line (read before m4 runs, since the FD macros depend on it) */
     int dimsv[2], ndims = 0, dline = 0, line = 1;
@@ -207,6 +415,7 @@ int main(int argc, char **argv)
                 }
                 break;
             }
+            while (*q == ' ' || *q == '\t' || *q == '\r') ++q; /* CRLF files too */
             if (*q && *q != '\n' && *q != '#')
                 return gen_error(file, line, "'dims' takes 2, 3 or both (e.g. dims 2 3)"), 1;
             if (!ndims) return gen_error(file, line, "'dims' takes 2, 3 or both (e.g. dims 2 3)"), 1;
@@ -231,18 +440,14 @@ int main(int argc, char **argv)
     static Stencil st;
     static char *norm[2];
     for (int di = 0; di < ndims; ++di) {
-        char ddef[32], stenc_m4[1024], lang_m4[1024];
+        char ddef[32], stenc_m4[4400], lang_m4[4400];
         snprintf(ddef, sizeof ddef, "-DSTENC_DIMS=%d", dimsv[di]);
         snprintf(stenc_m4, sizeof stenc_m4, "%s/stenc.m4", m4dir);
         snprintf(lang_m4, sizeof lang_m4, "%s/lang.m4", m4dir);
-        char *av[] = {(char *)m4prog, "-P", "-s", ddef, stenc_m4, lang_m4, (char *)file, NULL};
-        char *text = NULL;
-        int rc = run_capture(av, &text);
-        if (rc != 0) {
-            free(text);
-            if (rc > 0 && rc != 127) fprintf(stderr, "%s: stencil language (m4) pass failed for %dD\n", file, dimsv[di]);
-            return 1;
-        }
+        char *av[] = {(char *)m4prog, "-P", "-s", "-L", "1000", ddef, stenc_m4, lang_m4, (char *)file, NULL};
+        char *text = NULL, what[64];
+        snprintf(what, sizeof what, "the stencil language pass (m4, %dD)", dimsv[di]);
+        if (run_m4(av, file, what, &text) != 0) return 1;
         norm[di] = text;
         ex_reset();
         memset(&st, 0, sizeof st);
@@ -259,6 +464,7 @@ int main(int argc, char **argv)
     char *full = NULL;
     if (asprintf(&full, "stn_unit([[%s]], [[%s]], [[%s]])\n%s", sname, cmdline, stem, inst) < 0) return 1;
     atexit(cleanup);
+    if (make_dirs(outdir) != 0) { fprintf(stderr, "stenc-gen: cannot create the output directory %s: %s\n", outdir, strerror(errno)); return 2; }
     char name[256];
     snprintf(name, sizeof name, "%s.inst.m4", stem);
     if (write_text(outdir, name, full)) return 1;
@@ -272,12 +478,12 @@ int main(int argc, char **argv)
 
     static const char *backends[][2] = {{"backend_h.m4", "h"}, {"backend_c.m4", "c"}, {"backend_cuda.m4", "cu"}};
     for (int b = 0; b < 3; ++b) {
-        char be[1024];
+        char be[4400];
         snprintf(be, sizeof be, "%s/%s", m4dir, backends[b][0]);
         char *av[] = {(char *)m4prog, "-P", "-I", (char *)m4dir, be, inst_path, NULL};
-        char *text = NULL;
-        int rc = run_capture(av, &text);
-        if (rc != 0) { free(text); fprintf(stderr, "%s: backend template %s failed\n", file, backends[b][0]); return 1; }
+        char *text = NULL, what[128];
+        snprintf(what, sizeof what, "internal: the backend template %s", backends[b][0]);
+        if (run_m4(av, file, what, &text) != 0) return 1;
         snprintf(name, sizeof name, "%s.%s", stem, backends[b][1]);
         if (check_leaks(name, text)) return 1;
         if (write_text(outdir, name, text)) return 1;

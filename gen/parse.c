@@ -14,6 +14,7 @@ typedef struct {
     char filebuf[512];
     int line;
     int depth;          /* () [] nesting: newlines inside are ignored */
+    int nest;           /* parser recursion: nested expressions (limit MAXNEST) */
     /* current token */
     int tok;
     char text[MAXNAME * 2];
@@ -34,7 +35,10 @@ static void next(Lex *L)
 {
     for (;;) {
         const char *p = L->p;
-        while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (*p == '\n' && L->depth > 0)) {
+            if (*p == '\n') L->line++;
+            ++p;
+        }
         if (*p == '#') {
             /* #line N "file" from m4 -s, else a comment */
             if (strncmp(p, "#line ", 6) == 0) {
@@ -57,6 +61,7 @@ static void next(Lex *L)
                 continue;
             }
             while (*p && *p != '\n') ++p;
+            if (*p == '\n' && L->depth > 0) { L->p = p; continue; } /* newlines in brackets are blanks */
         }
         L->p = p;
         break;
@@ -67,7 +72,6 @@ static void next(Lex *L)
     if (*p == '\n') {
         L->p = p + 1;
         L->line++;
-        if (L->depth > 0) { next(L); return; }
         L->tok = T_NL;
         return;
     }
@@ -152,49 +156,46 @@ static int find_param(const Stencil *s, const char *name)
     return -1;
 }
 
-static const char *reserved[] = {
-    "stencil", "dims", "array", "param", "kernel", "reduce", "const", "select",
-    "i", "j", "k", "nx", "ny", "nz", "mode", "alpha", "beta", "value", "grad",
-    "auto", "break", "case", "char", "continue", "default", "do", "double",
-    "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int",
-    "long", "register", "restrict", "return", "short", "signed", "sizeof",
-    "static", "struct", "switch", "typedef", "union", "unsigned", "void",
-    "volatile", "while", "size_t", "ptrdiff_t", "real", NULL};
-
 static int check_name(Lex *L, const char *name)
 {
-    for (int i = 0; reserved[i]; ++i)
-        if (strcmp(name, reserved[i]) == 0)
-            return lerr(L, "'%s' is a reserved word and cannot name an array or parameter", name);
-    if (strncmp(name, "stn_", 4) == 0 || strncmp(name, "m4_", 3) == 0 ||
-        strncmp(name, "stenc_", 6) == 0 || name[0] == '_' || (name[0] == 't' && isdigit((unsigned char)name[1])))
-        return lerr(L, "'%s': names starting with stn_, m4_, stenc_, _ or t<digit> are reserved", name);
-    size_t ln = strlen(name);
-    if ((ln > 4 && (strcmp(name + ln - 4, "_bar") == 0)) || (ln > 5 && strcmp(name + ln - 5, "_grad") == 0) ||
-        (ln > 3 && name[ln - 3] == '_' && name[ln - 2] == 's' && isdigit((unsigned char)name[ln - 1])) ||
-        strncmp(name, "st_", 3) == 0)
-        return lerr(L, "'%s': names ending in _bar, _grad or _s<digit>, or starting with st_, are reserved for generated code", name);
-    if (ex_fn_lookup(name) >= 0)
-        return lerr(L, "'%s' is a function name and cannot name an array or parameter", name);
-    if (strlen(name) > 40)
-        return lerr(L, "name '%s' is too long (at most 40 characters)", name);
+    const char *why = name_problem_var(name);
+    if (why) {
+        char m[512];
+        snprintf(m, sizeof m, "'%s' cannot name an array or parameter: it %s; choose another name (e.g. %s_)", name, why,
+                 name);
+        return lerr(L, "%s", m);
+    }
     if (find_array(L->s, name) >= 0 || find_param(L->s, name) >= 0)
         return lerr(L, "'%s' is declared twice", name);
     return 0;
 }
 
-/* kernel and reduction names only become parts of C function names */
+/* kernel and reduction names become parts of C function names */
 static int check_fname(Lex *L, const char *name)
 {
-    if (strncmp(name, "stn_", 4) == 0 || strncmp(name, "m4_", 3) == 0)
-        return lerr(L, "'%s': names starting with stn_ or m4_ are reserved", name);
-    if (strlen(name) > 40) return lerr(L, "name '%s' is too long (at most 40 characters)", name);
+    const char *why = name_problem_entry(name);
+    if (!why) return 0;
+    char m[512];
+    snprintf(m, sizeof m, "'%s' cannot name a kernel or reduction: it %s; choose another name", name, why);
+    return lerr(L, "%s", m);
+}
+
+/* after each statement: no constant folded to inf/NaN, and the stencil
+ * stays within the size limit */
+static int check_rhs(Lex *L, int line)
+{
+    if (ex_take_nonfinite())
+        return gen_error(L->file, line, "a constant folds to infinity or NaN here (such as 0^-1, 1/0 or exp(1000)); "
+                         "C has no literal for it");
+    if (ex_count() > MAXNODES)
+        return gen_error(L->file, line, "the stencil is too large (more than %d distinct subexpressions)", MAXNODES);
     return 0;
 }
 
 /* ---- expressions ---- */
 
 static Node *parse_expr(Lex *L);
+static int enter(Lex *L);
 
 static int dim_of_var(const char *s)
 {
@@ -353,7 +354,9 @@ static Node *parse_power(Lex *L)
     if (is_op(L, "^")) {
         next(L);
         /* right associative; exponent: unary */
+        if (enter(L)) return NULL;
         Node *e = parse_unary(L);
+        L->nest--;
         if (!e) return NULL;
         if (e->kind == E_NUM && e->num == (double)(int)e->num && e->num >= -64 && e->num <= 64)
             return ex_powi(b, (int)e->num);
@@ -365,9 +368,10 @@ static Node *parse_power(Lex *L)
 
 static Node *parse_unary(Lex *L)
 {
-    if (is_op(L, "-")) { next(L); Node *a = parse_unary(L); return a ? ex_neg(a) : NULL; }
-    if (is_op(L, "+")) { next(L); return parse_unary(L); }
-    return parse_power(L);
+    int neg = 0; /* a run of signs, counted without recursion */
+    for (; is_op(L, "-") || is_op(L, "+"); next(L)) neg ^= is_op(L, "-");
+    Node *a = parse_power(L);
+    return a && neg ? ex_neg(a) : a;
 }
 
 static Node *parse_mul(Lex *L)
@@ -412,7 +416,34 @@ static Node *parse_cmp(Lex *L)
     return a;
 }
 
+/* every recursive entry into an expression passes here: parentheses,
+ * arguments, ?: branches, exponents */
+static int enter(Lex *L)
+{
+    if (++L->nest <= MAXNEST) return 0;
+    char m[128];
+    snprintf(m, sizeof m, "expression nested more than %d levels deep (parentheses, calls, powers)", MAXNEST);
+    return lerr(L, "%s", m);
+}
+
+static Node *parse_cond(Lex *L);
+
 static Node *parse_expr(Lex *L)
+{
+    if (enter(L)) return NULL;
+    Node *n = parse_cond(L);
+    L->nest--;
+    if (n && n->depth > MAXDEPTH) {
+        char m[160];
+        snprintf(m, sizeof m, "expression too large: its tree is %d levels deep (at most %d; a sum of N terms is N "
+                 "deep): split it with define or a helper kernel", n->depth, MAXDEPTH);
+        lerr(L, "%s", m);
+        return NULL;
+    }
+    return n;
+}
+
+static Node *parse_cond(Lex *L)
 {
     Node *c = parse_cmp(L);
     if (c && is_op(L, "?")) {
@@ -504,7 +535,7 @@ static int parse_kernel(Lex *L)
         if (expect(L, "=")) return -1;
         skip_nl(L);
         st->rhs = parse_expr(L);
-        if (!st->rhs) return -1;
+        if (!st->rhs || check_rhs(L, st->line)) return -1;
         if (st->rhs->kind == E_CMP) return lerr(L, "a comparison can only be the condition of select or ?:%s", "");
         if (L->tok != T_NL && !is_op(L, ";") && !is_op(L, "}"))
             return lerr(L, "unexpected %s after the statement", tokdesc(L));
@@ -536,7 +567,7 @@ static int parse_reduce(Lex *L)
     if (expect(L, "=")) return -1;
     skip_nl(L);
     r->f = parse_expr(L);
-    if (!r->f) return -1;
+    if (!r->f || check_rhs(L, r->line)) return -1;
     if (r->f->kind == E_CMP) return lerr(L, "a comparison can only be the condition of select or ?:%s", "");
     s->nr++;
     return end_of_decl(L);
@@ -562,7 +593,7 @@ int parse_stencil(const char *text, const char *file, int dims, Stencil *s)
         if (is_id(&L, "stencil")) {
             next(&L);
             if (L.tok != T_ID) return lerr(&L, "expected a stencil name, found %s", tokdesc(&L));
-            if (strlen(L.text) > 40) return lerr(&L, "stencil name '%s' is too long", L.text);
+            if (check_fname(&L, L.text)) return -1;
             strcpy(s->name, L.text);
             next(&L);
             if (end_of_decl(&L)) return -1;

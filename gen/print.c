@@ -3,6 +3,7 @@
 #include "gen.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tmp_counter;
@@ -196,14 +197,14 @@ void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
     int tag2 = --use_tag;
     for (int r = 0; r < nroots; ++r) emit_tmps(f, pc, roots[r], indent, tag2);
     for (int r = 0; r < nroots; ++r) {
-        char buf[1 << 16];
-        FILE *m = fmemopen(buf, sizeof buf, "w");
-        pr_operand(m, pc, roots[r]);
-        fclose(m);
-        buf[sizeof buf - 1] = 0;
+        char *buf = NULL; /* any length: no fixed buffer may cut an expression */
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) { pr_operand(m, pc, roots[r]); fclose(m); }
         fprintf(f, "%s", indent);
-        fprintf(f, fmts[r], buf);
+        fprintf(f, fmts[r], buf ? buf : "");
         fprintf(f, "\n");
+        free(buf);
     }
 }
 

@@ -124,4 +124,15 @@ m4_define([[harm_yzi]], [[stn_fd([[harm_yzi]], $#, [[$1]], 3)stn_harm($1, 4, 1,0
 m4_define([[maxloc]], [[stn_fd([[maxloc]], $#, [[$1]], 2)stn_ifdims(2, [[stn_ext(max, $1, 1,1,0, 0,1,0, 2,1,0, 1,0,0, 1,2,0)]])stn_ifdims(3, [[stn_ext(max, $1, 1,1,1, 0,1,1, 2,1,1, 1,0,1, 1,2,1, 1,1,0, 1,1,2)]])]])
 m4_define([[minloc]], [[stn_fd([[minloc]], $#, [[$1]], 2)stn_ifdims(2, [[stn_ext(min, $1, 1,1,0, 0,1,0, 2,1,0, 1,0,0, 1,2,0)]])stn_ifdims(3, [[stn_ext(min, $1, 1,1,1, 0,1,1, 2,1,1, 1,0,1, 1,2,1, 1,1,0, 1,1,2)]])]])
 
+# --- a closed shell ---------------------------------------------------------
+# A stencil file is untrusted input: building someone else's stencil must not
+# run commands or read other files.  The builtins that reach the shell or the
+# file system, and m4_builtin and m4_indir, which could call them by name, are
+# removed before the user's file is read (docs/language.md, "Security").
+m4_undefine([[m4_syscmd]])m4_undefine([[m4_esyscmd]])m4_undefine([[m4_sysval]])
+m4_undefine([[m4_include]])m4_undefine([[m4_sinclude]])m4_undefine([[m4_undivert]])
+m4_undefine([[m4_maketemp]])m4_undefine([[m4_mkstemp]])m4_undefine([[m4_debugfile]])
+m4_undefine([[m4_debugmode]])m4_undefine([[m4_traceon]])m4_undefine([[m4_traceoff]])
+m4_undefine([[m4_changeword]])m4_undefine([[m4_builtin]])m4_undefine([[m4_indir]])
+
 m4_divert(0)m4_dnl

@@ -129,6 +129,147 @@ START_TEST(cli_errors)
 }
 END_TEST
 
+/* write text into DIR/NAME.stn; returns the path (static buffer) */
+static const char *write_stn(const char *dir, const char *name, const char *text, size_t len)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s.stn", dir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+    return path;
+}
+
+/* a growing buffer of text */
+typedef struct { char *p; size_t n, cap; } buf_t;
+static void put(buf_t *b, const char *s, size_t times)
+{
+    size_t ls = strlen(s);
+    while (b->n + ls * times + 1 > b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 4096;
+        b->p = realloc(b->p, b->cap);
+        ck_assert_ptr_nonnull(b->p);
+    }
+    for (size_t t = 0; t < times; ++t) { memcpy(b->p + b->n, s, ls); b->n += ls; }
+    b->p[b->n] = 0;
+}
+
+/* Hostile inputs, made here (too large to keep as files): each must end in
+ * "FILE:LINE: error: ..." with status 1, within the time limit, with no
+ * output, never a crash; want NULL marks one that is valid (100,000 signs
+ * are parsed without recursion) and must generate. */
+static const struct { const char *name, *head, *rep, *tail, *want; size_t times; } hostile[] = {
+    {"deep_parens", "stencil s\ndims 2\narray x\nreduce r = ", "(", "all(x)", "nested more than", 10000},
+    {"many_minus", "stencil s\ndims 2\narray x\nreduce r = ", "-", "all(x)^2", NULL, 100000},
+    {"long_sum", "stencil s\ndims 2\narray x\nparam w\nreduce r = all(x)^2", " + w*all(x)", "\n",
+     "expression too large", 11000},
+    {"long_name", "stencil s\ndims 2\narray ", "x", "\nreduce r = all(x)^2\n", "", 300},
+    {"macro_growing", "stencil s\ndims 2\narray x\ndefine([[f]], [[(f)]])\nreduce r = f", "", "\n", "(m4, 2D)", 1},
+    {"macro_endless", "stencil s\ndims 2\narray x\ndefine([[f]], [[f]])\nreduce r = f", "", "\n", "CPU time", 1},
+    {"macro_nesting", "stencil s\ndims 2\narray x\ndefine([[f]], [[f(f)]])\nreduce r = f", "", "\n", "recursion limit",
+     1},
+    {"too_big", "stencil s\ndims 2\narray x\nreduce r = all(x)^2\n", "# padding padding padding padding\n", "",
+     "larger than", 40000},
+};
+
+START_TEST(hostile_inputs)
+{
+    char dir[] = "/tmp/stenc-test-in-XXXXXX", outdir[] = "/tmp/stenc-test-out-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    buf_t b = {0};
+    put(&b, hostile[_i].head, 1);
+    put(&b, hostile[_i].rep, hostile[_i].times);
+    if (hostile[_i].rep[0] == '(') put(&b, ")", hostile[_i].times);
+    put(&b, hostile[_i].tail, 1);
+    const char *path = write_stn(dir, hostile[_i].name, b.p, b.n);
+    char err[8192];
+    int rc = run_gen(path, outdir, err, sizeof err);
+    if (!hostile[_i].want) {
+        ck_assert_msg(rc == 0, "%s: exit status %d, want 0 (stderr: %.500s)", hostile[_i].name, rc, err);
+        ck_assert_int_eq(count_entries(outdir), 6); /* dims 2: .h .c .cu .adj .2d.stn .inst.m4 */
+        free(b.p);
+        rm_dir(outdir);
+        rm_dir(dir);
+        return;
+    }
+    ck_assert_msg(rc == 1, "%s: exit status %d, want 1 (stderr: %.500s)", hostile[_i].name, rc, err);
+    char prefix[4200];
+    snprintf(prefix, sizeof prefix, "%s:", path);
+    ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0 && strstr(err, ": error: "),
+                  "%s: not a FILE:LINE: error: message:\n%.500s", hostile[_i].name, err);
+    ck_assert_msg(strstr(err, hostile[_i].want) != NULL, "%s: message lacks '%s':\n%.500s", hostile[_i].name,
+                  hostile[_i].want, err);
+    ck_assert_int_eq(count_entries(outdir), 0);
+    free(b.p);
+    rm_dir(outdir);
+    rm_dir(dir);
+}
+END_TEST
+
+/* a CRLF copy of a shipped stencil generates the same kernels */
+START_TEST(crlf_input)
+{
+    char dir[] = "/tmp/stenc-test-in-XXXXXX", o1[] = "/tmp/stenc-test-out-XXXXXX", o2[] = "/tmp/stenc-test-out-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_ptr_nonnull(mkdtemp(o1));
+    ck_assert_ptr_nonnull(mkdtemp(o2));
+    FILE *f = fopen("stencils/tv.stn", "rb");
+    ck_assert_ptr_nonnull(f);
+    buf_t b = {0};
+    for (int c; (c = fgetc(f)) != EOF;) {
+        char s[3] = {(char)c, 0, 0};
+        if (c == '\n') { s[0] = '\r'; s[1] = '\n'; }
+        put(&b, s, 1);
+    }
+    fclose(f);
+    char err[8192];
+    ck_assert_msg(run_gen(write_stn(dir, "tv", b.p, b.n), o1, err, sizeof err) == 0, "CRLF: %s", err);
+    ck_assert_msg(run_gen("stencils/tv.stn", o2, err, sizeof err) == 0, "%s", err);
+    /* the kernels are the same (the banner names a different source) */
+    char p1[4200], p2[4200];
+    snprintf(p1, sizeof p1, "%s/tv.c", o1);
+    snprintf(p2, sizeof p2, "%s/tv.c", o2);
+    FILE *a = fopen(p1, "rb"), *c = fopen(p2, "rb");
+    ck_assert(a && c);
+    char la[4096], lc[4096];
+    int diff = 0, lines = 0;
+    while (fgets(la, sizeof la, a)) {
+        ck_assert_ptr_nonnull(fgets(lc, sizeof lc, c));
+        if (++lines > 3) diff += strcmp(la, lc) != 0;
+    }
+    fclose(a);
+    fclose(c);
+    ck_assert_int_eq(diff, 0);
+    ck_assert_int_gt(lines, 100);
+    free(b.p);
+    rm_dir(o1);
+    rm_dir(o2);
+    rm_dir(dir);
+}
+END_TEST
+
+/* the command line: --version, a missing value, -o creates its folder */
+START_TEST(cli_options)
+{
+    char err[8192];
+    const char *v[] = {STENC_GEN_BIN, "--version", NULL};
+    ck_assert_int_eq(run_program(v, err, sizeof err), 0);
+    const char *m[] = {STENC_GEN_BIN, "stencils/tv.stn", "-o", NULL};
+    ck_assert_int_eq(run_program(m, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "-o needs a value") != NULL, "%s", err);
+    char outdir[] = "/tmp/stenc-test-out-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/new", outdir);
+    ck_assert_int_eq(run_gen("stencils/tv.stn", sub, err, sizeof err), 0);
+    ck_assert_int_eq(count_entries(sub), 7);
+    rm_dir(sub);
+    rm_dir(outdir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("generator_errors");
@@ -137,6 +278,9 @@ int main(void)
     tcase_add_test(tc, broken_stencils);
     tcase_add_test(tc, good_stencil_outputs);
     tcase_add_test(tc, cli_errors);
+    tcase_add_loop_test(tc, hostile_inputs, 0, (int)(sizeof hostile / sizeof *hostile));
+    tcase_add_test(tc, crlf_input);
+    tcase_add_test(tc, cli_options);
     suite_add_tcase(s, tc);
     return run_suite(s) ? 1 : 0;
 }
