@@ -220,3 +220,27 @@ int dc_solve(dc_problem *P, double *p, int iters, void (*log)(int, double, doubl
 }
 
 const dc_stats *dc_get_stats(const dc_problem *P) { return &P->st; }
+
+const char *dc_status_text(int status)
+{
+    switch (status) {
+    case LBFGS_SUCCESS: return "converged";
+    case LBFGS_STOP: return "stopped by the progress callback";
+    case LBFGS_ALREADY_MINIMIZED: return "the starting point is already a minimum";
+    case LBFGSERR_MAXIMUMITERATION: return "reached the iteration limit";
+    case LBFGSERR_MAXIMUMLINESEARCH: return "the line search reached its evaluation limit (no further decrease found)";
+    case LBFGSERR_MINIMUMSTEP: return "the line search step became too small (at the limit of double precision)";
+    case LBFGSERR_MAXIMUMSTEP: return "the line search step became too large";
+    case LBFGSERR_ROUNDING_ERROR: return "rounding errors stopped the line search (converged as far as double precision allows)";
+    case LBFGSERR_WIDTHTOOSMALL: return "the line search interval became too small";
+    case LBFGSERR_INCREASEGRADIENT: return "the search direction does not decrease the objective";
+    case LBFGSERR_OUTOFMEMORY: return "out of memory";
+    default: return "stopped with an internal L-BFGS error";
+    }
+}
+
+int dc_status_unusual(int status)
+{
+    return status != LBFGS_SUCCESS && status != LBFGSERR_MAXIMUMITERATION && status != LBFGSERR_MAXIMUMLINESEARCH &&
+           status != LBFGSERR_MINIMUMSTEP && status != LBFGSERR_ROUNDING_ERROR && status != LBFGSERR_WIDTHTOOSMALL;
+}

@@ -55,6 +55,11 @@ int dc_solve(dc_problem *P, double *p, int iters, void (*log)(int it, double f, 
 
 const dc_stats *dc_get_stats(const dc_problem *P);
 
+/* liblbfgs's status (dc_solve's return) in words, and whether it is one a
+ * user should hear about (not convergence or the iteration limit) */
+const char *dc_status_text(int status);
+int dc_status_unusual(int status);
+
 /* The regularizer call both solvers make once per evaluation: R(x) into *V
  * and lambda * dR/dx added onto GX (alpha = lambda, beta = 1), neumann
  * boundaries, one fused generated kernel.  PFX is stenc_ (deconv.c) or

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "deconv.h"
 #include "deconv_gpu.h"
@@ -91,7 +92,7 @@ static void gaussian_psf(int dims, size_t nx, size_t ny, size_t nz, double sigma
 
 /* ---------------- PNG ---------------- */
 /* Reads a grayscale (or RGB, converted) PNG into a double image in [0, 1]. */
-static int png_read_gray(const char *path, size_t *w, size_t *h, double **out, char *err, size_t el)
+static int png_read_gray(const char *path, size_t minside, size_t *w, size_t *h, double **out, char *err, size_t el)
 {
     FILE *f = fopen(path, "rb");
     if (!f) { snprintf(err, el, "cannot open %s: %s", path, strerror(errno)); return -1; }
@@ -119,10 +120,10 @@ static int png_read_gray(const char *path, size_t *w, size_t *h, double **out, c
         png_set_rgb_to_gray_fixed(ps, 1, -1, -1);
     png_read_update_info(ps, pi);
     size_t W = png_get_image_width(ps, pi), H = png_get_image_height(ps, pi);
-    if (W < 8 || H < 8 || W > 16384 || H > 16384) {
+    if (W < minside || H < minside || W > 16384 || H > 16384) {
         png_destroy_read_struct(&ps, &pi, NULL);
         fclose(f);
-        snprintf(err, el, "%s: image is %zux%zu; 8 to 16384 pixels per side are supported", path, W, H);
+        snprintf(err, el, "%s: image is %zux%zu; %zu to 16384 pixels per side are supported", path, W, H, minside);
         return -1;
     }
     size_t rb = png_get_rowbytes(ps, pi);
@@ -201,7 +202,7 @@ typedef struct {
     const double *truth;
     size_t N;
     double t0;
-    int quiet;
+    int quiet, tty;
     double *xbuf;
 } LogCtx;
 
@@ -209,7 +210,13 @@ typedef struct {
 static void report(LogCtx *L, int it, double f, double gnorm, double e)
 {
     if (L->log) fprintf(L->log, "%d,%.10e,%.6e,%.6e,%.4f\n", it, f, gnorm, e, now() - L->t0);
-    if (!L->quiet) { fprintf(stderr, "\r  iteration %4d  objective %.6e  |grad| %.3e  rel. error %.4f", it, f, gnorm, e); fflush(stderr); }
+    if (L->quiet) return;
+    if (L->tty) { /* one line rewritten in place */
+        fprintf(stderr, "\r  iteration %4d  objective %.6e  |grad| %.3e  rel. error %.4f", it, f, gnorm, e);
+        fflush(stderr);
+    } else if (it % 10 == 0) { /* a log file: plain lines, every 10th iteration */
+        fprintf(stderr, "  iteration %4d  objective %.6e  |grad| %.3e  rel. error %.4f\n", it, f, gnorm, e);
+    }
 }
 static void on_iter(int it, double f, double gnorm, const double *p, void *ctx)
 {
@@ -258,38 +265,50 @@ int main(int argc, char **argv)
     int dims = 2, noise = DC_POISSON, reg = DC_TV, iters = 100, compare = 1, quiet = 0, gpu = 0;
     double lambda = -1, sigma = 2, photons = 200, size = 0;
     const char *image = NULL, *psfpath = NULL, *out = "build/demo";
+    /* options with a value, and the range of the numeric ones */
+    static const struct { const char *name, *range; double lo, hi; } opt[] = {
+        {"--dim", "2 or 3", 2, 3}, {"--size", "16 to 4096", 16, 4096}, {"--image", NULL, 0, 0}, {"--psf", NULL, 0, 0},
+        {"--out", NULL, 0, 0}, {"--noise", "poisson or gaussian", 0, 0},
+        {"--reg", "tv, tv_aniso, huber, hessian or tikhonov", 0, 0}, {"--lambda", "0 to 1e6", 0, 1e6},
+        {"--iters", "1 to 100000", 1, 100000}, {"--sigma", "0.3 to 100", 0.3, 100}, {"--photons", "1 to 1e9", 1, 1e9}};
     for (int a = 1; a < argc; ++a) {
         const char *o = argv[a];
-        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
-        double d;
+        double d = 0;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); return 0; }
-        else if (!strcmp(o, "--no-compare")) compare = 0;
-        else if (!strcmp(o, "--quiet")) quiet = 1;
-        else if (!strcmp(o, "--gpu")) gpu = 1;
-        else if (!v) { fprintf(stderr, "stenc-deconv: %s needs a value (try --help)\n", o); return 2; }
-        else {
-            ++a;
-            if (!strcmp(o, "--dim")) { if (strcmp(v, "2") && strcmp(v, "3")) goto bad; dims = v[0] - '0'; }
-            else if (!strcmp(o, "--size")) { if (parse_pos(v, 16, 4096, &size)) goto bad; }
-            else if (!strcmp(o, "--image")) image = v;
-            else if (!strcmp(o, "--psf")) psfpath = v;
-            else if (!strcmp(o, "--out")) out = v;
-            else if (!strcmp(o, "--noise")) { if (!strcmp(v, "poisson")) noise = DC_POISSON; else if (!strcmp(v, "gaussian")) noise = DC_GAUSS; else goto bad; }
-            else if (!strcmp(o, "--reg")) { reg = dc_reg_parse(v); if (reg < 0) goto bad; }
-            else if (!strcmp(o, "--lambda")) { if (parse_pos(v, 0, 1e6, &lambda)) goto bad; }
-            else if (!strcmp(o, "--iters")) { if (parse_pos(v, 1, 100000, &d)) goto bad; iters = (int)d; }
-            else if (!strcmp(o, "--sigma")) { if (parse_pos(v, 0.3, 100, &sigma)) goto bad; }
-            else if (!strcmp(o, "--photons")) { if (parse_pos(v, 1, 1e9, &photons)) goto bad; }
-            else { fprintf(stderr, "stenc-deconv: unknown option %s (try --help)\n", o); return 2; }
-            continue;
-        bad:
-            fprintf(stderr, "stenc-deconv: invalid value '%s' for %s (try --help)\n", v, o);
+        if (!strcmp(o, "--version")) { printf("stenc-deconv %s\n", STENC_VERSION); return 0; }
+        if (!strcmp(o, "--no-compare")) { compare = 0; continue; }
+        if (!strcmp(o, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(o, "--gpu")) { gpu = 1; continue; }
+        size_t k = 0, nopt = sizeof opt / sizeof *opt;
+        while (k < nopt && strcmp(o, opt[k].name)) ++k;
+        if (k == nopt) { fprintf(stderr, "stenc-deconv: unknown option %s (try --help)\n", o); return 2; }
+        if (a + 1 >= argc) { fprintf(stderr, "stenc-deconv: %s needs a value (try --help)\n", o); return 2; }
+        const char *v = argv[++a];
+        int ok = 1;
+        if (opt[k].hi > 0 && strcmp(o, "--dim")) ok = parse_pos(v, opt[k].lo, opt[k].hi, &d) == 0;
+        if (!strcmp(o, "--dim")) { ok = !strcmp(v, "2") || !strcmp(v, "3"); dims = v[0] - '0'; }
+        else if (!strcmp(o, "--size")) size = d;
+        else if (!strcmp(o, "--image")) image = v;
+        else if (!strcmp(o, "--psf")) psfpath = v;
+        else if (!strcmp(o, "--out")) out = v;
+        else if (!strcmp(o, "--noise")) { ok = !strcmp(v, "poisson") || !strcmp(v, "gaussian"); noise = strcmp(v, "poisson") ? DC_GAUSS : DC_POISSON; }
+        else if (!strcmp(o, "--reg")) { reg = dc_reg_parse(v); ok = reg >= 0; }
+        else if (!strcmp(o, "--lambda")) lambda = d;
+        else if (!strcmp(o, "--iters")) iters = (int)d;
+        else if (!strcmp(o, "--sigma")) sigma = d;
+        else if (!strcmp(o, "--photons")) photons = d;
+        if (!ok) {
+            fprintf(stderr, "stenc-deconv: invalid value '%s' for %s (valid: %s)\n", v, o, opt[k].range);
             return 2;
         }
     }
     if (gpu) { /* before any output is written */
         int ndev = 0;
         int drc = stenc_cuda_device_count(&ndev);
+        if (!stenc_has_cuda()) {
+            fprintf(stderr, "stenc-deconv: --gpu: this stenc was built without CUDA (nvcc was not found at build time)\n");
+            return 5;
+        }
         if (drc != STENC_OK || ndev < 1) {
             fprintf(stderr, "stenc-deconv: --gpu: no usable CUDA device (%s)\n", stenc_strerror(drc != STENC_OK ? drc : STENC_ERR_NO_DEVICE));
             return 5;
@@ -303,7 +322,7 @@ int main(int argc, char **argv)
     char err[512];
     if (image) {
         size_t w, h;
-        if (png_read_gray(image, &w, &h, &y, err, sizeof err)) { fprintf(stderr, "stenc-deconv: %s\n", err); return 3; }
+        if (png_read_gray(image, 8, &w, &h, &y, err, sizeof err)) { fprintf(stderr, "stenc-deconv: %s\n", err); return 3; }
         nx = w; ny = h; nz = 1;
         for (size_t q = 0; q < nx * ny; ++q) y[q] *= photons;
     }
@@ -314,11 +333,16 @@ int main(int argc, char **argv)
         size_t w, h;
         double *p0;
         if (dims == 3) { fprintf(stderr, "stenc-deconv: --psf reads a 2D PNG; use it with --dim 2\n"); return 2; }
-        if (png_read_gray(psfpath, &w, &h, &p0, err, sizeof err)) { fprintf(stderr, "stenc-deconv: %s\n", err); return 3; }
+        if (png_read_gray(psfpath, 1, &w, &h, &p0, err, sizeof err)) { fprintf(stderr, "stenc-deconv: %s\n", err); return 3; }
         if (w > nx || h > ny) { fprintf(stderr, "stenc-deconv: %s: the PSF (%zux%zu) is larger than the image (%zux%zu)\n", psfpath, w, h, nx, ny); return 3; }
+        double psum = 0;
         for (size_t j = 0; j < h; ++j)
-            for (size_t i = 0; i < w; ++i) psf[(i + nx / 2 - w / 2) + nx * (j + ny / 2 - h / 2)] = p0[i + w * j];
+            for (size_t i = 0; i < w; ++i) psum += psf[(i + nx / 2 - w / 2) + nx * (j + ny / 2 - h / 2)] = p0[i + w * j];
         free(p0);
+        if (!(psum > 0)) {
+            fprintf(stderr, "stenc-deconv: %s: the PSF sums to zero (an all-black image?); a PSF needs a positive sum\n", psfpath);
+            return 3;
+        }
     } else {
         gaussian_psf(dims, nx, ny, nz, sigma, psf);
     }
@@ -365,25 +389,25 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "stenc-deconv: %dD %zux%zux%zu, %s noise, %s regularizer, lambda %g, %d iterations, %s\n",
             dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, iters, backend);
-    LogCtx L = {lg, truth, N, now(), quiet, xb};
+    LogCtx L = {lg, truth, N, now(), quiet, isatty(2), xb};
     double t0 = now();
     int rc = G ? dcg_solve(G, p, iters, on_iter_gpu, &L, err, sizeof err) : dc_solve(P, p, iters, on_iter, &L);
     double t_solve = now() - t0;
-    if (!quiet) fprintf(stderr, "\n");
+    if (!quiet && L.tty) fprintf(stderr, "\n");
     fclose(lg);
     if (G && rc < 0) { fprintf(stderr, "stenc-deconv: GPU solve failed: %s\n", err); dcg_free(G); return 4; }
     for (size_t q = 0; q < N; ++q) x[q] = p[q] * p[q];
     const dc_stats *S = G ? dcg_get_stats(G) : dc_get_stats(P);
-    if (G && rc == 1) fprintf(stderr, "stenc-deconv: note: the line search found no descent step; stopped early\n");
-    if (!G && rc < 0 && rc != -997 /* LBFGSERR_MAXIMUMITERATION */ && rc != -998 && rc != -1000 && rc != -1001 && rc != -996)
-        fprintf(stderr, "stenc-deconv: note: L-BFGS stopped with status %d\n", rc);
+    const char *why = G ? (rc == 1 ? "the line search found no descent step" : "reached the iteration limit")
+                        : dc_status_text(rc);
+    if (G ? rc == 1 : dc_status_unusual(rc)) fprintf(stderr, "stenc-deconv: note: L-BFGS stopped early: %s\n", why);
     double e_rec = truth ? rel_err(x, truth, N) : NAN, e_blur = truth ? rel_err(y, truth, N) : NAN, e0 = NAN;
     if (compare && truth) {
         /* the same solve with lambda = 0, on the same backend */
         x0 = malloc(N * sizeof *x0);
         double *p0 = malloc(N * sizeof *p0);
         for (size_t q = 0; q < N; ++q) p0[q] = sqrt(y[q] > 0.1 * mean ? y[q] : 0.1 * mean);
-        LogCtx L0 = {NULL, truth, N, now(), 1, xb};
+        LogCtx L0 = {NULL, truth, N, now(), 1, 0, xb};
         if (G) {
             dcg_problem *G0 = dcg_create(dims, nx, ny, nz, y, psf, noise, reg, 0.0, truth, err, sizeof err);
             if (G0 && dcg_solve(G0, p0, iters, on_iter_gpu, &L0, err, sizeof err) < 0)
@@ -429,10 +453,10 @@ int main(int argc, char **argv)
                       "stenc-deconv summary\n"
                       "  backend: %s\n"
                       "  problem: %dD %zux%zux%zu, %s data term, %s regularizer, lambda %g\n"
-                      "  evaluations: %ld (L-BFGS status %d), %.3f s total, %.2f ms per evaluation\n"
+                      "  evaluations: %ld (L-BFGS: %s), %.3f s total, %.2f ms per evaluation\n"
                       "  time: FFT %.3f s, regularizer (generated value_grad) %.3f s, rest (data term, optimizer) %.3f s\n"
                       "  regularizer effective bandwidth: %.2f GB/s (read x, read+write gradient per call)\n",
-                      backend, dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, S->n_eval, rc, t_solve,
+                      backend, dims, nx, ny, nz, noise ? "Poisson" : "Gaussian", dc_reg_name(reg), lambda, S->n_eval, why, t_solve,
                       1e3 * t_solve / (iters_done > 0 ? iters_done : 1), S->t_fft, S->t_reg, t_solve - S->t_fft - S->t_reg,
                       S->t_reg > 0 ? S->reg_bytes / S->t_reg / 1e9 : 0.0);
     if (truth)

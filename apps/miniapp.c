@@ -70,18 +70,29 @@ static double sum(const double *a, size_t n)
 int main(int argc, char **argv)
 {
     const char *name = argc > 1 ? argv[1] : NULL;
-    long n = 0, nt = 0;
+    long n = 0, nt = 0; /* 0: the mini-app's default */
+    if (name && strcmp(name, "--version") == 0) { printf("stenc-miniapp %s\n", STENC_VERSION); return 0; }
     for (int i = 2; i < argc; ++i) {
-        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) n = strtol(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) nt = strtol(argv[++i], NULL, 10);
-        else { fprintf(stderr, "stenc-miniapp: unknown argument %s\n", argv[i]); return 2; }
+        int is_n = strcmp(argv[i], "-n") == 0, is_t = strcmp(argv[i], "-t") == 0;
+        if (!is_n && !is_t) { fprintf(stderr, "stenc-miniapp: unknown argument %s (try --help)\n", argv[i]); return 2; }
+        if (i + 1 >= argc) { fprintf(stderr, "stenc-miniapp: %s needs a value\n", argv[i]); return 2; }
+        char *end;
+        long v = strtol(argv[++i], &end, 10);
+        long lo = is_n ? 8 : 1, hi = is_n ? 100000 : 10000000;
+        if (*argv[i] == 0 || *end || v < lo || v > hi) {
+            fprintf(stderr, "stenc-miniapp: invalid value '%s' for %s (an integer from %ld to %ld)\n", argv[i],
+                    argv[i - 1], lo, hi);
+            return 2;
+        }
+        *(is_n ? &n : &nt) = v;
     }
     if (!name || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         printf("usage: stenc-miniapp NAME [-n SIZE] [-t STEPS]\n"
-               "NAME: diffusion2d diffusion3d acoustic2d acoustic3d stokes3d\n");
+               "NAME: diffusion2d diffusion3d acoustic2d acoustic3d stokes3d\n"
+               "SIZE: grid points per side, 8 to 100000 (default 1024 in 2D, 128 in 3D)\n"
+               "STEPS: time steps (default 200 in 2D, 100 in 3D, 50 for stokes3d)\n");
         return name ? 0 : 2;
     }
-    if (n < 0 || nt < 0 || n > 100000 || nt > 10000000) { fprintf(stderr, "stenc-miniapp: bad size or step count\n"); return 2; }
     double t0, t;
     if (strcmp(name, "diffusion2d") == 0 || strcmp(name, "diffusion3d") == 0) {
         int three = name[9] == '3';

@@ -45,10 +45,11 @@ static int check_fixed(const Stencil *s, int line, const char *what, int arr, in
     if (ix.kind == IK_CONST && ix.c < 0)
         return gen_error(s->file, line, "%s: index %ld along %s is negative", what, ix.c, axis(d));
     if (ix.kind == IK_END && ix.c > A->ext[d] - 1) {
-        char eb[48];
+        char eb[48], ib[48];
         fmt_extent(eb, sizeof eb, d, A->ext[d]);
-        return gen_error(s->file, line, "%s is out of bounds: along %s it reaches index %s%+ld but %s has extent %s",
-                         what, axis(d), dimn(d), ix.c, A->name, eb);
+        fmt_extent(ib, sizeof ib, d, ix.c);
+        return gen_error(s->file, line, "%s is out of bounds: along %s it reaches index %s but %s has extent %s",
+                         what, axis(d), ib, A->name, eb);
     }
     return 0;
 }
@@ -132,11 +133,12 @@ static int check_stmt(Stencil *s, Kernel *k, int si)
                                          rd, dimvar(d), ix.c, axis(d));
                     long reach = st->hi[d] - 1 + ix.c; /* n + reach is the largest index */
                     if (reach > B->ext[d] - 1) {
-                        char eb[48];
+                        char eb[48], ib[48];
                         fmt_extent(eb, sizeof eb, d, B->ext[d]);
+                        fmt_extent(ib, sizeof ib, d, reach);
                         return gen_error(s->file, st->line,
-                                         "read %s can go out of bounds: along %s it reaches index %s%+ld but '%s' has extent %s",
-                                         rd, axis(d), dimn(d), reach, B->name, eb);
+                                         "read %s can go out of bounds: along %s it reaches index %s but '%s' has extent %s",
+                                         rd, axis(d), ib, B->name, eb);
                     }
                 } else if (check_fixed(s, st->line, rd, tp->ref, d, ix)) return -1;
             } else {
@@ -149,6 +151,40 @@ static int check_stmt(Stencil *s, Kernel *k, int si)
         }
     }
     return 0;
+}
+
+/* 1 when an addend of the sum n is a positive number or a parameter (taken
+ * to be a positive eps): then sqrt(n) stays away from 0 */
+static int has_positive_addend(const Node *n)
+{
+    if (n->kind == E_ADD) return has_positive_addend(n->a[0]) || has_positive_addend(n->a[1]);
+    return (n->kind == E_NUM && n->num > 0) || n->kind == E_PARAM;
+}
+
+/* Warn once per reduction about sqrt(u) where u can be 0 (sqrt(d_xa(x)^2 +
+ * ...), no eps): the derivative 1/(2 sqrt(u)) is infinite there, and the
+ * gradient NaN on flat regions.  abs, min and max are differentiated by a
+ * documented convention instead (docs/language.md). */
+static int find_sqrt_of_zero(const Node *n, char *seen)
+{
+    if (seen[n->id]) return 0;
+    seen[n->id] = 1;
+    if (n->kind == E_SELECT) return find_sqrt_of_zero(n->a[0], seen); /* a branch may be guarded (Huber) */
+    if (n->kind == E_CALL && n->op == F_SQRT && !has_positive_addend(n->a[0])) return 1;
+    for (int i = 0; i < n->nargs; ++i)
+        if (find_sqrt_of_zero(n->a[i], seen)) return 1;
+    return 0;
+}
+
+static void warn_sqrt_of_zero(const Stencil *s, const Reduce *r)
+{
+    char *seen = calloc(ex_count(), 1); /* each shared node once */
+    if (seen && find_sqrt_of_zero(r->f, seen))
+        gen_warning(s->file, r->line,
+                    "reduction '%s': sqrt of an expression that can be 0 (nothing positive is added inside): its "
+                    "derivative is infinite there, so the gradient is NaN wherever the argument is 0 (flat regions); "
+                    "write sqrt(eps + ...) with a parameter eps > 0", r->name);
+    free(seen);
 }
 
 int analyze(Stencil *s)
@@ -170,6 +206,7 @@ int analyze(Stencil *s)
         for (int i = 0; i < k->nst; ++i)
             if (check_stmt(s, k, i)) return -1;
     }
+    for (int ri = 0; ri < s->nr && !s->quiet; ++ri) warn_sqrt_of_zero(s, &s->r[ri]);
     for (int ri = 0; ri < s->nr; ++ri) {
         Reduce *r = &s->r[ri];
         Node *taps[MAXTAP];

@@ -89,10 +89,14 @@ typedef struct {
     int nk;
     Reduce r[MAXRED];
     int nr;
+    int quiet;              /* no warnings (a second dimension count) */
 } Stencil;
 
 /* error reporting: "FILE:LINE: error: ..." to stderr; returns -1 */
 int gen_error(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "FILE:LINE: warning: ..." to stderr (generation goes on) */
+void gen_warning(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ---- expressions (expr.c) ---- */

@@ -44,6 +44,16 @@ int gen_error(const char *file, int line, const char *fmt, ...)
     return -1;
 }
 
+void gen_warning(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d: warning: ", file ? file : "<input>", line);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -453,6 +463,7 @@ int main(int argc, char **argv)
         memset(&st, 0, sizeof st);
         if (parse_stencil(text, file, dimsv[di], &st) != 0) return 1;
         if (!st.name[0]) snprintf(st.name, sizeof st.name, "%s", stem);
+        st.quiet = di > 0; /* warnings once, not once per dimension count */
         if (analyze(&st) != 0) return 1;
         if (emit_stencil(instf, adjf, &st) != 0) return 1;
         snprintf(sname, sizeof sname, "%s", st.name);

@@ -224,6 +224,9 @@ static int parse_index(Lex *L, int d, Index *ix)
         ix->kind = IK_CONST;
         ix->c = (long)L->num;
         next(L);
+        if (is_op(L, "*") || is_op(L, "/"))
+            return lerr(L, "an index is i+C, C or nx-C (a fixed offset from the point); scaled indices such as 2*i or "
+                        "i%s2 are not stencils", L->text);
         return 0;
     }
     if (L->tok != T_ID || sign < 0)
@@ -251,6 +254,9 @@ static int parse_index(Lex *L, int d, Index *ix)
         ix->c = sg * (long)L->num;
         next(L);
     }
+    if (is_op(L, "*") || is_op(L, "/"))
+        return lerr(L, "an index is i+C, C or nx-C (a fixed offset from the point); scaled indices such as 2*i or i%s2 "
+                    "are not stencils", L->text);
     return 0;
 }
 
@@ -260,11 +266,20 @@ static Node *parse_tap_rest(Lex *L, int arr)
     Index idx[3];
     memset(idx, 0, sizeof idx);
     for (int d = 0; d < L->dims; ++d) {
+        if (d > 0 && is_op(L, "]")) {
+            char m[256];
+            snprintf(m, sizeof m, "array '%s' is read with %d index(es) in a %dD stencil: give one per dimension, "
+                     "e.g. %s[i,j%s]", L->s->arr[arr].name, d, L->dims, L->s->arr[arr].name, L->dims == 3 ? ",k" : "");
+            lerr(L, "%s", m);
+            return NULL;
+        }
         if (d > 0 && expect(L, ",")) return NULL;
         if (parse_index(L, d, &idx[d])) return NULL;
     }
     if (is_op(L, ",")) {
-        lerr(L, "too many indices for array '%s'", L->s->arr[arr].name);
+        char m[160];
+        snprintf(m, sizeof m, "too many indices for array '%s' in a %dD stencil", L->s->arr[arr].name, L->dims);
+        lerr(L, "%s", m);
         return NULL;
     }
     if (expect(L, "]")) return NULL;
@@ -464,6 +479,12 @@ static int parse_extent(Lex *L, Array *a)
 {
     /* after '(' */
     for (int d = 0; d < L->dims; ++d) {
+        if (d > 0 && is_op(L, ")")) {
+            char m[256];
+            snprintf(m, sizeof m, "array '%s' has %d extent(s) but the stencil is %dD: give one per dimension, e.g. "
+                     "(nx+1, ny%s)", a->name, d, L->dims, L->dims == 3 ? ", nz" : "");
+            return lerr(L, "%s", m);
+        }
         if (d > 0 && expect(L, ",")) return -1;
         if (L->tok != T_ID || dim_of_n(L->text) != d) {
             const char *wantn[] = {"nx", "ny", "nz"};
@@ -482,6 +503,8 @@ static int parse_extent(Lex *L, Array *a)
             a->ext[d] = sg * (long)L->num;
             next(L);
         }
+        if (is_op(L, "*") || is_op(L, "/"))
+            return lerr(L, "an extent is nx, nx+C or nx-C; a scaled extent such as nx%s2 is not supported", L->text);
     }
     if (is_op(L, ","))
         return lerr(L, "array '%s' has more extents than the stencil has dimensions", a->name);

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The stenc release (the generator, the runtime and the m4 library). */
+#define STENC_VERSION "0.4.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +53,10 @@ int stenc_overlap(const void *a, size_t na, const void *b, size_t nb);
 
 /* OpenMP thread count the library would use (1 without OpenMP). */
 int stenc_max_threads(void);
+
+/* 1 if this library was built with CUDA (nvcc), 0 if not: tells "built
+ * without CUDA" apart from "no device" (stenc_cuda_device_count). */
+int stenc_has_cuda(void);
 
 /* CUDA helpers (implemented in stenc_cuda.cu; when the library is built
  * without CUDA they return STENC_ERR_NO_DEVICE). */

@@ -12,6 +12,8 @@ static int stenc_cuda_status(cudaError_t e)
     return STENC_ERR_CUDA;
 }
 
+extern "C" int stenc_has_cuda(void) { return 1; }
+
 extern "C" int stenc_cuda_device_count(int *count)
 {
     if (!count) return STENC_ERR_NULL;

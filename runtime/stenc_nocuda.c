@@ -2,6 +2,7 @@
  * device exists, so callers and tests take their no-GPU path. */
 #include "stenc.h"
 
+int stenc_has_cuda(void) { return 0; }
 int stenc_cuda_device_count(int *count) { if (count) *count = 0; return STENC_ERR_NO_DEVICE; }
 int stenc_cuda_malloc(void **ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = 0; return STENC_ERR_NO_DEVICE; }
 int stenc_cuda_free(void *ptr) { (void)ptr; return STENC_ERR_NO_DEVICE; }

@@ -5,6 +5,8 @@
  * give their documented exit codes. */
 #define _GNU_SOURCE
 #include "testproc.h"
+
+#include <png.h>
 #include "deconv.h"
 
 static dc_problem *small(int dims, int noise, int reg, double lambda, size_t *N, rng_t *r)
@@ -114,6 +116,88 @@ START_TEST(cli_errors)
 }
 END_TEST
 
+static int run_cli_err(const char *const *args, char *err, size_t len)
+{
+    const char *argv[24];
+    int n = 0;
+    argv[n++] = STENC_DECONV_BIN;
+    for (int i = 1; args[i] && n < 23; ++i) argv[n++] = args[i];
+    argv[n] = NULL;
+    return run_program(argv, err, len);
+}
+
+/* a w x h 8-bit grayscale PNG */
+static void write_gray_png(const char *path, int w, int h, const unsigned char *px)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    png_structp ps = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop pi = png_create_info_struct(ps);
+    png_init_io(ps, f);
+    png_set_IHDR(ps, pi, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(ps, pi);
+    for (int j = 0; j < h; ++j) png_write_row(ps, (png_bytep)(px + j * w));
+    png_write_end(ps, NULL);
+    png_destroy_write_struct(&ps, &pi);
+    fclose(f);
+}
+
+/* what a user reads: ranges, names, reasons, and plain progress lines in a log */
+START_TEST(cli_messages)
+{
+    char err[16384];
+    const char *v[] = {"", "--version", NULL};
+    ck_assert_int_eq(run_cli_err(v, err, sizeof err), 0);
+    const char *l[] = {"", "--lambda", "-1", NULL};
+    ck_assert_int_eq(run_cli_err(l, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "0 to 1e6"), "no valid range in: %s", err);
+    const char *u[] = {"", "--quiet", "--frobnicate", NULL};
+    ck_assert_int_eq(run_cli_err(u, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "unknown option --frobnicate"), "%s", err);
+    const char *g[] = {"", "--gpu", "--out", "/tmp/stenc-test-never", NULL};
+    if (!stenc_has_cuda()) {
+        ck_assert_int_eq(run_cli_err(g, err, sizeof err), 5);
+        ck_assert_msg(strstr(err, "built without CUDA"), "%s", err);
+    }
+    char dir[] = "/tmp/stenc-test-cli-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char psf[4200], zero[4200], out[4200];
+    snprintf(psf, sizeof psf, "%s/psf3.png", dir);
+    snprintf(zero, sizeof zero, "%s/zero.png", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    const unsigned char p3[9] = {10, 50, 10, 50, 255, 50, 10, 50, 10}, z3[9] = {0};
+    write_gray_png(psf, 3, 3, p3);
+    write_gray_png(zero, 3, 3, z3);
+    /* a 3x3 PSF is the common case; progress goes to a file here: no \r */
+    const char *ok[] = {"", "--psf", psf, "--size", "64", "--iters", "20", "--no-compare", "--out", out, NULL};
+    ck_assert_msg(run_cli_err(ok, err, sizeof err) == 0, "3x3 PSF: %s", err);
+    ck_assert_msg(strchr(err, '\r') == NULL, "progress uses \\r in a log: %s", err);
+    ck_assert_msg(strstr(err, "iteration   10"), "no progress line: %s", err);
+    const char *zz[] = {"", "--psf", zero, "--size", "64", "--out", out, NULL};
+    ck_assert_int_eq(run_cli_err(zz, err, sizeof err), 3);
+    ck_assert_msg(strstr(err, zero) && strstr(err, "sums to zero"), "%s", err);
+    char sum[4300];
+    snprintf(sum, sizeof sum, "%s/summary.txt", out);
+    FILE *f = fopen(sum, "r");
+    ck_assert_ptr_nonnull(f);
+    char text[4096] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    ck_assert_msg(strstr(text, "L-BFGS: ") && !strstr(text, "status -"), "summary: %s", text);
+    static const char *files[] = {"montage.png", "recon.png", "convergence.csv", "summary.txt", "convergence.png"};
+    for (int i = 0; i < 5; ++i) {
+        snprintf(sum, sizeof sum, "%s/%s", out, files[i]);
+        unlink(sum);
+    }
+    rmdir(out);
+    unlink(psf);
+    unlink(zero);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(small_run_improves)
 {
     char dir[] = "/tmp/stenc-deconv-XXXXXX";
@@ -154,6 +238,7 @@ int main(void)
     tcase_add_loop_test(tc, gradient_vs_finite_differences, 0, 8);
     tcase_add_test(tc, objective_decreases);
     tcase_add_test(tc, cli_errors);
+    tcase_add_test(tc, cli_messages);
     tcase_add_test(tc, small_run_improves);
     suite_add_tcase(s, tc);
     return run_suite(s) ? 1 : 0;
