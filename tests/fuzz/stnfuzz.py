@@ -5,7 +5,8 @@ Every input must end in one of two ways:
   * exit 0, and the generated C compiles under -Wall -Wextra -Werror (and,
     with --nvcc-every N, every N-th accepted input's CUDA under nvcc
     -Werror all-warnings), or
-  * exit 1, stderr starting "FILE:LINE: error: ", and no output left behind;
+  * exit 1, stderr starting "FILE:LINE: " (warnings may precede the error)
+    with a "FILE:LINE: error: " line, and no output left behind;
 never a signal, a sanitizer report, another exit status or a time-out.
 
 Inputs: first every file of the regression corpus (tests/fuzz/corpus) and
@@ -138,8 +139,10 @@ def check_one(gen, path, data, cc, nvcc, asan_log):
         if "Sanitizer" in err or "runtime error:" in err:
             return "sanitizer report:\n" + err[:2000]
         if p.returncode == 1:
+            # warnings may come first (as from a C compiler); an error must follow
             first = err.splitlines()[0] if err else ""
-            if not re.match(re.escape(stn) + r":\d+: error: ", first):
+            if not re.match(re.escape(stn) + r":\d+: (error|warning): ", first) or \
+                    not re.search("^" + re.escape(stn) + r":\d+: error: ", err, re.M):
                 return "exit 1 without FILE:LINE: error: first line: %r" % first[:300]
             if os.listdir(out):
                 return "exit 1 but left outputs: %s" % os.listdir(out)
