@@ -70,10 +70,7 @@ m4_m4wrap([[m4_undivert(1)m4_undivert(2)]])]])
 m4_define([[stn_restrict]], [[__restrict__]])
 m4_define([[stn_dev]], [[static __device__ __forceinline__]])
 
-m4_define([[stn_prec]],
-  [[m4_pushdef([[stn_real]], [[$1]])m4_pushdef([[stn_sfx]], [[$2]])$3[[]]m4_popdef([[stn_real]])m4_popdef([[stn_sfx]])]])
-
-m4_define([[stn_helpers]], [[m4_divert(1)stn_prec([[float]], [[f32]], [[$2]])stn_prec([[double]], [[f64]], [[$2]])m4_divert(0)]])
+m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[m4_divert(1)stn_pguard_open[[]]$2[[]]stn_pguard_close[[]]m4_divert(0)]])stn_prec([[double]], [[f64]], [[m4_divert(1)stn_pguard_open[[]]$2[[]]stn_pguard_close[[]]m4_divert(0)]])]])
 
 # one gradient store for both beta cases: G is not read when beta == 0
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
@@ -85,7 +82,7 @@ m4_define([[stn_jobno]], 0)
 # stn_entry(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
 m4_define([[stn_entry]],
   [[stn_prec([[float]], [[f32]], [[stn_entry1($@)]])stn_prec([[double]], [[f64]], [[stn_entry1($@)]])]])
-m4_define([[stn_entry1]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])m4_divert(2)
+m4_define([[stn_entry1]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])m4_divert(2)stn_pguard_open
 extern "C" int stenc_cuda_$1_[[]]stn_sfx[[]]($5, struct CUstream_st *stream)
 {
 $7$8$9    int st_rc = STENC_OK;
@@ -95,7 +92,7 @@ $7$8$9    int st_rc = STENC_OK;
 m4_ifelse([[$2]], [[value]], [[stn_ws_vars]], [[$2]], [[value_grad]], [[stn_ws_vars]])[[]]m4_ifelse([[$2]], [[value]], [[stn_ws_alloc]], [[$2]], [[value_grad]], [[stn_ws_alloc]])[[]]$10[[]]m4_ifelse([[$2]], [[value]], [[stn_ws_result]], [[$2]], [[value_grad]], [[stn_ws_result]])[[]]    if (st_ws) (void)cudaFreeAsync(st_ws, stream);
     return st_rc;
 }
-m4_divert(0)m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
+stn_pguard_close[[]]m4_divert(0)m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
 
 m4_define([[stn_ws_vars]], [[    double st_value = 0;
     unsigned int st_nblk_last = 1;
@@ -121,7 +118,7 @@ m4_define([[stn_ws_result]], [[    if (st_rc == STENC_OK) {
 # kernel (diversion 1); BORDER_ROW is for the C loops only; XEND (may be empty)
 # is the body for the x ends of interior rows.
 # and its launch (here, inside the launcher).
-m4_define([[stn_job]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)
+m4_define([[stn_job]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)stn_pguard_open
 __global__ void __launch_bounds__(STENC_CUDA_THREADS)
 stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]](stn_e_args, double *st_ws, unsigned int *st_cnt)
 {
@@ -149,7 +146,7 @@ m4_ifelse([[$9]], [[]], [[]], [[            else if (st_in) {
     }
 m4_ifelse([[$2]], 1, [[    stenc_grid_sum(st_acc, st_ws, st_cnt);
 ]])}
-m4_divert(2)    if (st_rc == STENC_OK) {
+stn_pguard_close[[]]m4_divert(2)    if (st_rc == STENC_OK) {
     $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
         const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
         const ptrdiff_t st_rows = st_n1r * st_n2r;

@@ -27,19 +27,15 @@ m4_m4wrap([[
 
 m4_define([[stn_restrict]], [[]])
 
-# stn_prec(TYPE, SUFFIX, TEXT): TEXT with stn_real = TYPE, stn_sfx = SUFFIX.
-m4_define([[stn_prec]],
-  [[m4_pushdef([[stn_real]], [[$1]])m4_pushdef([[stn_sfx]], [[$2]])$3[[]]m4_popdef([[stn_real]])m4_popdef([[stn_sfx]])]])
-
 # stn_entry(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
 m4_define([[stn_entry]], [[
 $4
-int stenc_$1_f32(stn_prec([[float]], [[f32]], [[$5]]));
-int stenc_$1_f64(stn_prec([[double]], [[f64]], [[$5]]));
-/* The same on CUDA: device pointers; queued on stream (value results wait). */
-int stenc_cuda_$1_f32(stn_prec([[float]], [[f32]], [[$5]]), struct CUstream_st *stream);
-int stenc_cuda_$1_f64(stn_prec([[double]], [[f64]], [[$5]]), struct CUstream_st *stream);
-]])
+stn_prec([[float]], [[f32]], [[int stenc_$1_f32($5);
+]])stn_prec([[double]], [[f64]], [[int stenc_$1_f64($5);
+]])stn_ifcuda([[/* The same on CUDA: device pointers; queued on stream (value results wait). */
+stn_prec([[float]], [[f32]], [[int stenc_cuda_$1_f32($5, struct CUstream_st *stream);
+]])stn_prec([[double]], [[f64]], [[int stenc_cuda_$1_f64($5, struct CUstream_st *stream);
+]])]])]])
 
 m4_define([[stn_helpers]], [[]])
 

@@ -33,4 +33,36 @@ m4_define([[stn_arity]],
 #   TEXT when the stencil is being instantiated for N dimensions, else nothing.
 m4_define([[stn_ifdims]], [[m4_ifelse(STENC_DIMS, [[$1]], [[$2]])]])
 
+# The variants a unit is generated for (stenc-gen --precision, --backend):
+# STENC_PRECISIONS lists the wanted suffixes ("f32:f64", "f32" or "f64"),
+# STENC_CUDA is 1 when CUDA entry points are generated.
+m4_ifdef([[STENC_PRECISIONS]], [[]], [[m4_define([[STENC_PRECISIONS]], [[f32:f64]])]])
+m4_ifdef([[STENC_CUDA]], [[]], [[m4_define([[STENC_CUDA]], [[1]])]])
+
+# stn_prec(TYPE, SUFFIX, TEXT)
+#   TEXT with stn_real = TYPE and stn_sfx = SUFFIX, or nothing when the unit
+#   is generated without that precision.  The text sits inside
+#   #ifndef STENC_NO_SUFFIX, so that one generated file compiles into a
+#   float and a double object in parallel (the build's NAME.f32.o and
+#   NAME.f64.o; a program that uses one precision waits for that half only).
+m4_define([[stn_prec]],
+  [[m4_ifelse(m4_index(STENC_PRECISIONS, [[$2]]), -1, [[]],
+    [[m4_pushdef([[stn_real]], [[$1]])m4_pushdef([[stn_sfx]], [[$2]])
+[[#]]ifndef STENC_NO_$2
+$3[[]]
+[[#]]endif
+m4_popdef([[stn_real]])m4_popdef([[stn_sfx]])]])]])
+
+# stn_pguard_open, stn_pguard_close: the same #ifndef STENC_NO_SUFFIX lines,
+#   for text that a template moves into another diversion (CUDA kernels).
+m4_define([[stn_pguard_open]], [[
+[[#]]ifndef STENC_NO_[[]]stn_sfx
+]])
+m4_define([[stn_pguard_close]], [[
+[[#]]endif
+]])
+
+# stn_ifcuda(TEXT): TEXT when CUDA entry points are generated.
+m4_define([[stn_ifcuda]], [[m4_ifelse(STENC_CUDA, [[1]], [[$1]])]])
+
 m4_divert(0)m4_dnl
