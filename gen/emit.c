@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    char *buf;
-    size_t len;
-    FILE *f;
-} Str;
-
-static void str_open(Str *s) { s->buf = NULL; s->len = 0; s->f = open_memstream(&s->buf, &s->len); }
-static char *str_close(Str *s) { fclose(s->f); return s->buf; }
-
 /* An extended view of the stencil: arrays [0, narr) are the user's, arrays
  * [narr, 2*narr) their adjoints (NAME_bar / NAME_grad). */
 typedef struct {
@@ -251,6 +242,24 @@ static void kernel_usage(const Stencil *s, const Kernel *k, int *reads, int *wri
     }
 }
 
+/* the ghost width a kernel needs on a distributed grid: its reads' largest
+ * distance from the written point (at least 1) */
+static int kernel_reach(const Stencil *s, const Kernel *k)
+{
+    long need = 1;
+    for (int i = 0; i < k->nst; ++i) {
+        Node *taps[MAXTAP];
+        int nt = ex_taps(k->st[i].rhs, -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP; ++t)
+            for (int d = 0; d < s->dims; ++d)
+                if (taps[t]->idx[d].kind == IK_VAR && k->st[i].lhs[d].kind == IK_VAR) {
+                    long r = labs(taps[t]->idx[d].c - k->st[i].lhs[d].c);
+                    if (r > need) need = r;
+                }
+    }
+    return (int)need;
+}
+
 static void min_grid_kernel(const Stencil *s, const Kernel *k, const int *used, long *minn)
 {
     for (int d = 0; d < 3; ++d) minn[d] = k->kmin[d] > 1 ? k->kmin[d] : 1;
@@ -397,6 +406,10 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
     fprintf(out, ",\n[[");
     job(out, D, 0, 0, sbox, sin, sbd);
     fprintf(out, "]])\n\n");
+    char what[200], ent[200];
+    snprintf(what, sizeof what, "kernel '%s' of stencil '%s'", k->name, s->name);
+    snprintf(ent, sizeof ent, "%s_%dd", base, D);
+    emit_dist(out, ent, "update", D, sargs, kernel_reach(s, k), NULL, NULL, what);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 
@@ -651,6 +664,10 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     fprintf(out, "%s]])\n\n", sjobs);
+    char what[200], ent[240];
+    snprintf(what, sizeof what, "adjoint of kernel '%s' of stencil '%s'", k->name, s->name);
+    snprintf(ent, sizeof ent, "%s_%dd", b2, D);
+    emit_dist(out, ent, "adjoint", D, sargs, kernel_reach(s, k), NULL, NULL, what);
     free(sdoc); free(sargs); free(schk); free(sset); free(sjobs);
     return 0;
 }
@@ -1246,6 +1263,17 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         free(sxe);
         free(sroll); free(rinit); free(rsize);
         fprintf(out, "]])\n\n");
+        {
+            char what[200], ent[240];
+            snprintf(what, sizeof what, "reduction '%s' of stencil '%s'", ru->name, s->name);
+            snprintf(ent, sizeof ent, "%s_%dd", b2, D);
+            long need = 1;
+            for (int d = 0; d < D; ++d) {
+                long v = want_g ? omax[d] - omin[d] : (omax[d] > -omin[d] ? omax[d] : -omin[d]);
+                if (v > need) need = v;
+            }
+            emit_dist(out, ent, kname, D, sargs, (int)need, omin, omax, what);
+        }
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }
     *helpers = shelp;

@@ -180,6 +180,22 @@ int analyze(Stencil *s);
 const char *dimvar(int d);   /* "i","j","k" */
 const char *dimn(int d);     /* "nx","ny","nz" */
 
+/* ---- text buffers (emit.c, emit_dist.c) ---- */
+typedef struct {
+    char *buf;
+    size_t len;
+    FILE *f;
+} Str;
+static inline void str_open(Str *s) { s->buf = NULL; s->len = 0; s->f = open_memstream(&s->buf, &s->len); }
+static inline char *str_close(Str *s) { fclose(s->f); return s->buf; }
+
+/* ---- distributed entry points (emit_dist.c) ---- */
+/* stn_dist_proto and stn_dist for entry ENTRY (e.g. "tv_value_2d") of kind
+ * update, adjoint, value, grad or value_grad, from its ARGS; need: the ghost
+ * width; omin/omax: a reduction's read offsets (NULL for kernels) */
+void emit_dist(FILE *out, const char *entry, const char *kind, int D, const char *args, int need, const long *omin,
+               const long *omax, const char *what);
+
 /* ---- emission (emit.c) ---- */
 /* instance file (for the backend templates) and readable adjoints, one pass */
 int emit_stencil(FILE *inst, FILE *adj, const Stencil *s);

@@ -7,6 +7,7 @@
  * derives the adjoints, and writes into OUTDIR (default: the current
  * directory), for FILE.stn with stem NAME:
  *   NAME.h  NAME.c  NAME.cu       the kernels (second m4 pass, backend templates)
+ *   NAME.dist.c                   their entry points on distributed grids (MPI)
  *   NAME.2d.stn / NAME.3d.stn     the normalised stencils (taps explicit)
  *   NAME.adj                      the adjoint stencils, readable
  *   NAME.inst.m4                  the instance file the templates expanded
@@ -516,11 +517,12 @@ int main(int argc, char **argv)
     snprintf(name, sizeof name, "%s.adj", stem);
     if (write_text(outdir, name, adj)) return 1;
 
-    static const char *backends[][2] = {{"backend_h.m4", "h"}, {"backend_c.m4", "c"}, {"backend_cuda.m4", "cu"}};
+    static const char *backends[][2] = {
+        {"backend_h.m4", "h"}, {"backend_c.m4", "c"}, {"backend_dist.m4", "dist.c"}, {"backend_cuda.m4", "cu"}};
     char dprec[64], dcuda[32];
     snprintf(dprec, sizeof dprec, "-DSTENC_PRECISIONS=%s", precisions);
     snprintf(dcuda, sizeof dcuda, "-DSTENC_CUDA=%d", cuda);
-    for (int b = 0; b < (cuda ? 3 : 2); ++b) {
+    for (int b = 0; b < (cuda ? 4 : 3); ++b) {
         char be[4400];
         snprintf(be, sizeof be, "%s/%s", m4dir, backends[b][0]);
         char *av[] = {(char *)m4prog, "-P", dprec, dcuda, "-I", (char *)m4dir, be, inst_path, NULL};

@@ -67,6 +67,10 @@ static int stenc_cuda_err(cudaError_t e)
 }
 m4_m4wrap([[m4_undivert(1)m4_undivert(2)]])]])
 
+# distributed entry points live in NAME.dist.c (backend_dist.m4)
+m4_define([[stn_dist_proto]], [[]])
+m4_define([[stn_dist]], [[]])
+
 m4_define([[stn_restrict]], [[__restrict__]])
 m4_define([[stn_dev]], [[static __device__ __forceinline__]])
 

@@ -20,6 +20,8 @@ const char *stenc_strerror(int status)
     case STENC_ERR_NO_DEVICE: return "no CUDA device is available";
     case STENC_ERR_CUDA: return "a CUDA runtime call failed";
     case STENC_ERR_ARG: return "invalid argument";
+    case STENC_ERR_GHOST: return "the distributed grid's ghost width is below the stencil's reach (stenc_grid_error names both)";
+    case STENC_ERR_MPI: return "an MPI call failed";
     default: return "unknown stenc status code";
     }
 }

@@ -25,7 +25,9 @@ typedef enum stenc_status {
     STENC_ERR_ALLOC = 6,      /* host or device allocation failed */
     STENC_ERR_NO_DEVICE = 7,  /* no CUDA device is present */
     STENC_ERR_CUDA = 8,       /* a CUDA runtime call failed */
-    STENC_ERR_ARG = 9         /* another invalid argument (e.g. non-finite alpha) */
+    STENC_ERR_ARG = 9,        /* another invalid argument (e.g. non-finite alpha) */
+    STENC_ERR_GHOST = 10,     /* a distributed grid's ghost width is below a stencil's reach */
+    STENC_ERR_MPI = 11        /* an MPI call failed (distributed grids) */
 } stenc_status;
 
 /* Boundary modes of reductions (see docs/language.md). */
