@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the distributed-grid test under mpirun with 1 to 4 processes (more
+# Runs the distributed-grid test and the distributed adjoint-state Taylor
+# test under mpirun with 1 to 4 processes (more
 # than the cores: --oversubscribe), each bounded by a timeout so that a
 # deadlock fails instead of hanging; prints each run's Check-style summary
 # line for tests/run.sh.  Open MPI refuses to start as root unless told.
@@ -21,5 +22,22 @@ for np in 1 2 3 4; do
     tf=$((tf + $(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
   fi
 done
-echo "$(( tc ? 100 * (tc - tf) / tc : 0 ))%: Checks: $tc, Failures: $tf, Errors: 0   (test_dist, 1 to 4 processes)"
+# the distributed adjoint-state gradient: its Taylor test at 1, 2 and 4
+# processes, and the same J and <g, dK> at every process count (1e-12)
+wave=${2:-build/bin/stenc-wave-adjoint}
+ref_j=""; ref_g=""
+for np in 1 2 4; do
+  out=$(timeout 300 mpirun --oversubscribe -np "$np" "$wave" 2>&1); r=$?
+  j=$(printf '%s\n' "$out" | sed -n 's/^J = //p'); gd=$(printf '%s\n' "$out" | sed -n 's/^<g, dK> = //p')
+  printf '%s\n' "$out" | grep -E '^(grid|J =|<g|taylor)'
+  tc=$((tc + 2))
+  if [ "$r" -ne 0 ] || [ -z "$j" ]; then
+    echo "stenc-wave-adjoint with $np processes failed (exit $r)"; printf '%s\n' "$out" | tail -5; tf=$((tf + 2)); rc=1; continue
+  fi
+  if [ -z "$ref_j" ]; then ref_j=$j; ref_g=$gd; continue; fi
+  if ! python3 -c "import sys; a,b,c,d=map(float,sys.argv[1:]); sys.exit(0 if abs(a-b)<=1e-12*abs(b) and abs(c-d)<=1e-12*abs(d) else 1)" "$j" "$ref_j" "$gd" "$ref_g"; then
+    echo "stenc-wave-adjoint: $np processes give J = $j, <g,dK> = $gd; 1 process: $ref_j, $ref_g"; tf=$((tf + 1)); rc=1
+  fi
+done
+echo "$(( tc ? 100 * (tc - tf) / tc : 0 ))%: Checks: $tc, Failures: $tf, Errors: 0   (distributed grids, 1 to 4 processes)"
 exit $rc
