@@ -18,3 +18,22 @@ if command -v gnuplot >/dev/null; then
 else
   echo "chart: gnuplot not installed, no PNG"
 fi
+
+# distributed grids: the 3D mini-apps at 1 and 2 processes (weak scaling,
+# local 128^3; the cores are shared out: OMP_NUM_THREADS = cores / processes)
+if [ -x build/bin/stenc-miniapp-mpi ] && command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  cores=$(nproc 2>/dev/null || echo 2); n=128; [ "${PERF_QUICK:-0}" = "1" ] && n=64
+  {
+    echo "## Distributed grids (MPI), local ${n}^3 per process, ghost width 1"
+    for app in diffusion3d acoustic3d; do
+      for np in 1 2; do
+        t=$(( cores / np > 0 ? cores / np : 1 ))
+        OMP_NUM_THREADS=$t timeout 600 mpirun --oversubscribe -np $np -x OMP_NUM_THREADS \
+          build/bin/stenc-miniapp-mpi $app -n $n -t 20 | sed 's/^/    /'
+      done
+    done
+  } | tee build/perf/mpi.txt
+else
+  echo "mpi: stenc-miniapp-mpi or mpirun missing, the distributed section is skipped"
+fi
