@@ -4,7 +4,8 @@
  * that must move (each input read once, each output written once), T_eff, and
  * the ratio to a ceiling measured in the same run over the same bytes: a
  * read-only sum (for values) or a copy (for gradients and updates).  Peers:
- * a straightforward hand-written C loop nest for TV (same flags).
+ * expert hand-written C loops for TV 2D/3D and the Tikhonov gradient
+ * (perf/hand.h, same flags), checked against stenc in the same run.
  *
  *   stenc-bench [--quick] [--csv FILE] [--only NAME,NAME...] [--dims 2|3]
  * --only and --dims select kernels and sizes for a focused measurement (the
@@ -115,36 +116,41 @@ static void run_reg(void *p)
     if (rc != STENC_OK) { fprintf(stderr, "stenc-bench: %s failed: %s\n", reg_names[c->reg], stenc_strerror(rc)); exit(1); }
 }
 
-/* ---------------- peer: a straightforward hand-written TV (2D, neumann) ---------------- */
-typedef struct { size_t nx, ny; const float *x; float *g; double v; int what; } Peer;
+/* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
+#include "hand.h"
+typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
+enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD };
 static void run_peer(void *p)
 {
     Peer *c = p;
-    size_t nx = c->nx, ny = c->ny;
-    const float *x = c->x;
-    if (c->what == 0) {
-        double s = 0;
-#pragma omp parallel for reduction(+:s) schedule(static)
-        for (size_t j = 0; j < ny; ++j)
-            for (size_t i = 0; i < nx; ++i) {
-                float a = x[(i + 1 < nx ? i + 1 : i) + nx * j] - x[i + nx * j];
-                float b = x[i + nx * (j + 1 < ny ? j + 1 : j)] - x[i + nx * j];
-                s += sqrtf(a * a + b * b + 1e-3f);
-            }
-        c->v = s;
+    if (c->dims == 2) {
+        if (c->what == HAND_TV_VALUE) c->v = hand_tv2_value(c->nx, c->ny, c->x, 1, 1, 1e-3f);
+        else if (c->what == HAND_TV_GRAD) hand_tv2_grad(c->nx, c->ny, c->x, 1, 1, 1e-3f, c->g);
+        else hand_tikg2_grad(c->nx, c->ny, c->x, 1, 1, c->g);
     } else {
-        /* the usual first gradient: zero, then scatter each point's partials */
-        memset(c->g, 0, nx * ny * sizeof *c->g);
-        for (size_t j = 0; j < ny; ++j)
-            for (size_t i = 0; i < nx; ++i) {
-                size_t ip = i + 1 < nx ? i + 1 : i, jp = j + 1 < ny ? j + 1 : j;
-                float a = x[ip + nx * j] - x[i + nx * j], b = x[i + nx * jp] - x[i + nx * j];
-                float r = 1.0f / sqrtf(a * a + b * b + 1e-3f);
-                c->g[ip + nx * j] += a * r;
-                c->g[i + nx * jp] += b * r;
-                c->g[i + nx * j] -= (a + b) * r;
-            }
+        if (c->what == HAND_TV_VALUE) c->v = hand_tv3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
+        else hand_tv3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
     }
+}
+
+/* the yardstick must compute what stenc computes: value to 1e-5 relative,
+ * gradient to 1e-4 of its largest component (float); else the run stops */
+static void check_peer(Peer *pe, RegCall *rc, size_t N)
+{
+    float *gs = malloc(N * sizeof *gs), *gh = pe->g;
+    rc->g = gs;
+    if (call_reg(rc) != STENC_OK) { fprintf(stderr, "stenc-bench: reference call failed\n"); exit(1); }
+    run_peer(pe);
+    double err = 0, gmax = 0;
+    if (pe->what == HAND_TV_VALUE) err = fabs(pe->v - rc->v) / fabs(rc->v);
+    else {
+        for (size_t q = 0; q < N; ++q) { gmax = fmax(gmax, fabs(gs[q])); err = fmax(err, fabs((double)gs[q] - gh[q])); }
+        err /= gmax;
+    }
+    fprintf(stderr, "stenc-bench: hand-written %s %s %dD agrees with stenc to %.1e\n", reg_names[rc->reg],
+            pe->what == HAND_TV_VALUE ? "value" : "grad", pe->dims, err);
+    if (!(err < (pe->what == HAND_TV_VALUE ? 1e-5 : 1e-4))) { fprintf(stderr, "stenc-bench: the hand-written loop is wrong\n"); exit(1); }
+    free(gs);
 }
 
 static void run_mini(void *p)
@@ -220,12 +226,17 @@ int main(int argc, char **argv)
                     row(reg_names[reg], what == 0 ? "value" : what == 1 ? "grad" : "value_grad", "stenc", D, nx, ny, nz, prec, t,
                         bytes, what == 0 ? "sum" : "copy", what == 0 ? sum_gbs : copy_gbs);
                 }
-            if (D == 2 && !dbl && selected("handc")) {
-                Peer pv = {nx, ny, x, g, 0, 0}, pg = {nx, ny, x, g, 0, 1};
-                double t = median_time(run_peer, &pv);
-                row("tv", "value", "handc", D, nx, ny, nz, prec, t, (double)(N * es), "sum", sum_gbs);
-                t = median_time(run_peer, &pg);
-                row("tv", "grad", "handc", D, nx, ny, nz, prec, t, 2.0 * (double)(N * es), "copy", copy_gbs);
+            if (!dbl && selected("handc")) {
+                static const int regs[3] = {0, 0, 5}; /* tv, tv, tikhonov_gradient */
+                for (int w = 0; w < (D == 2 ? 3 : 2); ++w) {
+                    Peer pe = {nx, ny, nz, D, x, g, 0, w};
+                    RegCall rc = {nx, ny, nz, D, 0, w == HAND_TV_VALUE ? 0 : 1, STENC_NEUMANN, regs[w], x, m, g, 0};
+                    check_peer(&pe, &rc, N);
+                    double t = median_time(run_peer, &pe);
+                    row(reg_names[regs[w]], w == HAND_TV_VALUE ? "value" : "grad", "handc", D, nx, ny, nz, prec, t,
+                        (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es), w == HAND_TV_VALUE ? "sum" : "copy",
+                        w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
+                }
             }
             for (size_t w = 0; w < NMINI; ++w) {
                 if (minis[w].dims != D || !selected(minis[w].stencil)) continue;

@@ -32,6 +32,16 @@ if lines:
     print("| kernel | entry | size | prec | peer | speed-up |")
     print("|---|---|---|---|---|---|")
     print("\n".join(lines))
+# stenc against the expert hand-written loops (perf/hand.h): stenc time / hand time
+hl = []
+for k, d in sorted(by.items()):
+    if 'stenc' in d and 'handc' in d:
+        hl.append(f"| {k[0]} | {k[1]} | {k[3]}x{k[4]}{'x'+k[5] if k[2]=='3' else ''} | {k[6]} | {d['stenc']/d['handc']:.2f} |")
+if hl:
+    print("\n## stenc against expert hand-written C (stenc time / hand time; 1.05 is the target)\n")
+    print("| kernel | entry | size | prec | stenc / hand |")
+    print("|---|---|---|---|---|")
+    print("\n".join(hl))
 # value_grad vs grad
 vg = []
 for k, d in by.items():

@@ -1,0 +1,196 @@
+/* The yardstick of make perf: hand-written C loops for the same stencils,
+ * boundary mode (neumann: differences across the edge are 0) and
+ * precision (float) as the stenc kernels they are compared with, written as
+ * an HPC engineer would write them for this one stencil:
+ *   - values: rows split over threads (static), float partial sums kept in
+ *     vector registers along a row (omp simd reduction), each row's sum
+ *     added in double; the last column and row peeled, no branches inside;
+ *   - TV gradients: each point's partials (u = w_x a / s, v = w_y b / s,
+ *     w = w_z c / s, s = sqrt(eps + sum w d^2)) computed once, then gathered:
+ *     g = u(i-1) - u(i) + v(j-1) - v(j) [+ w(k-1) - w(k)]; 2D in strips of 512
+ *     points (u in L1), v of the row below kept per thread; 3D row by row with
+ *     w of the plane below kept per thread (not tiled: a plane of w is 1 MB at
+ *     512^2, so it is read back from L2/L3, where stenc tiles planes);
+ *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop.
+ * They are checked against the stenc kernels in the same run (bench.c). */
+#ifndef STENC_PERF_HAND_H
+#define STENC_PERF_HAND_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- TV value, 2D and 3D ---- */
+static double hand_tv2_value(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps)
+{
+    double s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (size_t j = 0; j < ny; ++j) {
+        const float *r = x + nx * j, *u = j + 1 < ny ? r + nx : r; /* the last row's y differences are 0 */
+        float acc = 0;
+#pragma omp simd reduction(+ : acc)
+        for (size_t i = 0; i < nx - 1; ++i) {
+            float a = r[i + 1] - r[i], b = u[i] - r[i];
+            acc += sqrtf(eps + wx * a * a + wy * b * b);
+        }
+        float b = u[nx - 1] - r[nx - 1];
+        s += (double)acc + (double)sqrtf(eps + wy * b * b);
+    }
+    return s;
+}
+
+static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                             float eps)
+{
+    double s = 0;
+    const size_t P = nx * ny;
+#pragma omp parallel for collapse(2) reduction(+ : s) schedule(static)
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j) {
+            const float *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
+            float acc = 0;
+#pragma omp simd reduction(+ : acc)
+            for (size_t i = 0; i < nx - 1; ++i) {
+                float a = r[i + 1] - r[i], b = u[i] - r[i], c = t[i] - r[i];
+                acc += sqrtf(eps + wx * a * a + wy * b * b + wz * c * c);
+            }
+            float b = u[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
+            s += (double)acc + (double)sqrtf(eps + wy * b * b + wz * c * c);
+        }
+    return s;
+}
+
+/* ---- TV gradient, 2D ---- */
+/* v of row j (partials along y) into v[0..nx): the row below's, recomputed
+ * at the first row of a thread's block */
+static inline void hand_tv2_vrow(size_t nx, size_t ny, size_t j, const float *restrict x, float wx, float wy,
+                                 float eps, float *restrict v)
+{
+    const float *r = x + nx * j, *up = j + 1 < ny ? r + nx : r;
+#pragma omp simd
+    for (size_t i = 0; i < nx - 1; ++i) {
+        float a = r[i + 1] - r[i], b = up[i] - r[i];
+        v[i] = wy * b / sqrtf(eps + wx * a * a + wy * b * b);
+    }
+    float b = up[nx - 1] - r[nx - 1];
+    v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
+}
+
+/* Rows in strips of 512 points: the strip's u (with the point before it)
+ * stays in L1, v of this row and the row below in two row buffers; each
+ * point's square root once. */
+#define HAND_STRIP 512
+static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps, float *restrict g)
+{
+#pragma omp parallel
+    {
+        float *vbuf = malloc(sizeof(float) * 2 * nx), *v = vbuf, *vp = vbuf + nx;
+        float u[HAND_STRIP + 1];
+        size_t jlast = (size_t)-1; /* a thread's rows are contiguous: v carries to the next row */
+#pragma omp for schedule(static)
+        for (size_t j = 0; j < ny; ++j) {
+            if (j == 0) memset(vp, 0, sizeof(float) * nx);
+            else if (j - 1 != jlast) hand_tv2_vrow(nx, ny, j - 1, x, wx, wy, eps, vp);
+            const float *r = x + nx * j, *up = j + 1 < ny ? r + nx : r;
+            float *gr = g + nx * j, carry = 0;
+            for (size_t i0 = 0; i0 < nx; i0 += HAND_STRIP) {
+                size_t len = nx - i0 < HAND_STRIP ? nx - i0 : HAND_STRIP;
+                size_t lin = i0 + len == nx ? len - 1 : len; /* the last column has no x difference */
+                u[0] = carry;
+#pragma omp simd
+                for (size_t ii = 0; ii < lin; ++ii) {
+                    size_t i = i0 + ii;
+                    float a = r[i + 1] - r[i], b = up[i] - r[i];
+                    float q = 1.0f / sqrtf(eps + wx * a * a + wy * b * b);
+                    u[ii + 1] = wx * a * q;
+                    v[i] = wy * b * q;
+                }
+                if (lin < len) {
+                    float b = up[nx - 1] - r[nx - 1];
+                    u[len] = 0;
+                    v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
+                }
+#pragma omp simd
+                for (size_t ii = 0; ii < len; ++ii) gr[i0 + ii] = u[ii] - u[ii + 1] + vp[i0 + ii] - v[i0 + ii];
+                carry = u[len];
+            }
+            float *t = vp; vp = v; v = t;
+            jlast = j;
+        }
+        free(vbuf);
+    }
+}
+
+/* ---- TV gradient, 3D: rows of a plane, the plane below's w kept ---- */
+static inline void hand_tv3_row(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x, float wx,
+                                float wy, float wz, float eps, float *restrict u, float *restrict v, float *restrict w)
+{
+    const size_t P = nx * ny;
+    const float *r = x + nx * j + P * k, *up = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
+#pragma omp simd
+    for (size_t i = 0; i < nx - 1; ++i) {
+        float a = r[i + 1] - r[i], b = up[i] - r[i], c = t[i] - r[i];
+        float q = 1.0f / sqrtf(eps + wx * a * a + wy * b * b + wz * c * c);
+        u[i] = wx * a * q;
+        v[i] = wy * b * q;
+        w[i] = wz * c * q;
+    }
+    float b = up[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
+    float q = 1.0f / sqrtf(eps + wy * b * b + wz * c * c);
+    u[nx - 1] = 0;
+    v[nx - 1] = wy * b * q;
+    w[nx - 1] = wz * c * q;
+}
+
+static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                          float eps, float *restrict g)
+{
+    const size_t P = nx * ny;
+#pragma omp parallel
+    {
+        /* per thread: u, v of two rows, w of this plane and of the plane below */
+        float *buf = malloc(sizeof(float) * (3 * (nx + 1) + 2 * P + nx));
+        float *u = buf + 1, *v = buf + nx + 1, *vp = buf + 2 * (nx + 1), *wpl = buf + 3 * (nx + 1), *wlo = wpl + P;
+        float *scratch = wlo + P;
+        buf[0] = 0;
+        size_t klast = (size_t)-1; /* a thread's planes are contiguous: w carries to the next plane */
+#pragma omp for schedule(static)
+        for (size_t k = 0; k < nz; ++k) {
+            if (k == 0) memset(wlo, 0, sizeof(float) * P);
+            else if (k - 1 == klast) { float *t = wlo; wlo = wpl; wpl = t; }
+            else /* a block's first plane: w of the plane below */
+                for (size_t j = 0; j < ny; ++j) hand_tv3_row(nx, ny, nz, j, k - 1, x, wx, wy, wz, eps, u, scratch, wlo + nx * j);
+            klast = k;
+            memset(vp, 0, sizeof(float) * nx);
+            for (size_t j = 0; j < ny; ++j) {
+                float *wr = wpl + nx * j;
+                hand_tv3_row(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, wr);
+                const float *wb = wlo + nx * j;
+                float *gr = g + nx * j + P * k;
+#pragma omp simd
+                for (size_t i = 0; i < nx; ++i) gr[i] = u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i];
+                float *t = vp; vp = v; v = t;
+            }
+        }
+        free(buf);
+    }
+}
+
+/* ---- the linear Tikhonov gradient (R = sum wx a^2 + wy b^2), 2D ---- */
+static void hand_tikg2_grad(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float *restrict g)
+{
+    const float cx = 2 * wx, cy = 2 * wy;
+#pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < ny; ++j) {
+        const float *r = x + nx * j, *dn = j > 0 ? r - nx : r, *up = j + 1 < ny ? r + nx : r;
+        float *gr = g + nx * j;
+        /* d/dx[q] of wx*(x[q+1]-x[q])^2 and of the point before; edges have no difference across */
+        gr[0] = cx * (r[0] - r[1]) + cy * ((r[0] - dn[0]) - (up[0] - r[0]));
+#pragma omp simd
+        for (size_t i = 1; i < nx - 1; ++i)
+            gr[i] = cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i]));
+        gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + cy * ((r[nx - 1] - dn[nx - 1]) - (up[nx - 1] - r[nx - 1]));
+    }
+}
+
+#endif
