@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || { echo "gpu-prep: nvcc is not on the PATH; the GPU objects cannot be built" >&2; exit 1; }
 grep -qx '/.gpucarry/' .git/info/exclude 2>/dev/null || echo '/.gpucarry/' >> .git/info/exclude
 bins="build/bin/stenc-deconv build/bin/stenc-gpu-bench build/tests/test_cuda build/tests/test_deconv_gpu"
+[ -x "$(command -v mpicc)" ] && bins="$bins build/tests/mpi/test_dist_cuda"
 make -j"$(nproc)" all $bins
 rm -rf .gpucarry && mkdir -p .gpucarry/deb
 stage=$(mktemp -d); mkdir "$stage/bin"

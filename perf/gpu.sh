@@ -31,6 +31,13 @@ fi
 export STENC_DECONV_BIN=$PWD/$bin/stenc-deconv
 echo "== GPU tests"
 { "$bin/test_cuda"; echo "test_cuda exit $?"; "$bin/test_deconv_gpu"; echo "test_deconv_gpu exit $?"; } 2>&1 | tee "$res/test.log"
+if [ -x "$bin/test_dist_cuda" ] && command -v mpirun >/dev/null && ! ldd "$bin/test_dist_cuda" | grep -q "not found"; then
+  echo "== device halo updates under MPI (1 and 2 ranks on one GPU)"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for np in 1 2; do timeout 120 mpirun --oversubscribe -np $np "$bin/test_dist_cuda"; echo "test_dist_cuda np=$np exit $?"; done 2>&1 | tee -a "$res/test.log"
+else
+  echo "== device halo updates: skipped (no mpirun or no MPI library on this machine)" | tee -a "$res/test.log"
+fi
 echo "== demo on the GPU"
 { /usr/bin/time -p "$bin/stenc-deconv" --gpu --quiet --out "$res/demo"; echo "exit $?"; } 2>&1 | tee "$res/demo.log"
 rm -f "$res"/demo/*.png

@@ -67,6 +67,15 @@ int stenc_halo_update(stenc_grid *g, int nfields, const stenc_field *f);
  * <H x, y> = <x, H^T y> over all local points of all processes. */
 int stenc_halo_adjoint(stenc_grid *g, int nfields, const stenc_field *f);
 
+/* The same on device arrays (fields' data are device pointers), queued on
+ * stream and finished before return.  With a CUDA-aware MPI (Open MPI:
+ * MPIX_Query_cuda_support) the slabs travel from device buffers; otherwise
+ * through pinned host buffers.  STENC_ERR_NO_DEVICE in a build without CUDA.
+ * Compiled here, not yet run on a GPU (docs/distributed.md). */
+struct CUstream_st;
+int stenc_halo_update_cuda(stenc_grid *g, int nfields, const stenc_field *f, struct CUstream_st *stream);
+int stenc_halo_adjoint_cuda(stenc_grid *g, int nfields, const stenc_field *f, struct CUstream_st *stream);
+
 /* The global sum of one double per process, in rank order (so bitwise the
  * same run to run for a fixed process count), and agreement on a status:
  * every process gets the worst (largest) status of all.  Collective. */

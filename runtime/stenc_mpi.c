@@ -9,13 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct stenc_grid {
-    MPI_Comm comm;
-    stenc_grid_info info;
-    char err[256];
-};
+#include "stenc_mpi_impl.h"
 
-static int fail(stenc_grid *g, int status, const char *fmt, ...)
+int stenc_grid_fail(stenc_grid *g, int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -23,6 +19,7 @@ static int fail(stenc_grid *g, int status, const char *fmt, ...)
     va_end(ap);
     return status;
 }
+#define fail stenc_grid_fail
 
 const char *stenc_grid_error(const stenc_grid *g) { return g ? g->err : "no grid"; }
 
@@ -158,21 +155,21 @@ static size_t slab(const stenc_grid_info *I, const stenc_field *f, int d, size_t
 
 /* the slabs along d: what a process sends to its lower (side 0) / upper
  * (side 1) neighbour in the forward update, and where it receives */
-static size_t send_lo(const stenc_grid_info *I, const stenc_field *f, int d)
+size_t stenc_halo_send_lo(const stenc_grid_info *I, const stenc_field *f, int d)
 {
     return (size_t)I->ghost + (size_t)f->stagger[d]; /* [ol - h, ol), ol = 2h + s */
 }
-static size_t send_hi(const stenc_grid_info *I, const stenc_field *f, int d)
+size_t stenc_halo_send_hi(const stenc_grid_info *I, const stenc_field *f, int d)
 {
     size_t m = I->nlocal[d] + (size_t)f->stagger[d];
     return m - 2 * (size_t)I->ghost - (size_t)f->stagger[d]; /* [m - ol, m - ol + h) */
 }
-static size_t ghost_at(const stenc_grid_info *I, const stenc_field *f, int d, int side)
+size_t stenc_halo_ghost_at(const stenc_grid_info *I, const stenc_field *f, int d, int side)
 {
     return side == 0 ? 0 : I->nlocal[d] + (size_t)f->stagger[d] - (size_t)I->ghost;
 }
 
-static int check_fields(stenc_grid *g, int nf, const stenc_field *f)
+int stenc_halo_check_fields(stenc_grid *g, int nf, const stenc_field *f)
 {
     if (nf < 0 || (nf > 0 && !f)) return fail(g, STENC_ERR_NULL, "no fields");
     for (int i = 0; i < nf; ++i) {
@@ -208,7 +205,7 @@ static int exchange_dim(stenc_grid *g, int nf, const stenc_field *f, int d, int 
         if (nb < 0) continue;
         size_t off = 0;
         for (int i = 0; i < nf; ++i) {
-            size_t lo = adjoint ? ghost_at(I, &f[i], d, s) : (s == 0 ? send_lo(I, &f[i], d) : send_hi(I, &f[i], d));
+            size_t lo = adjoint ? stenc_halo_ghost_at(I, &f[i], d, s) : (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d));
             off += slab(I, &f[i], d, lo, h, sbuf[s] + off, 0);
         }
         /* tag: the direction of travel, so that two messages between the
@@ -223,12 +220,12 @@ static int exchange_dim(stenc_grid *g, int nf, const stenc_field *f, int d, int 
     if (rc == STENC_OK && adjoint) /* the ghosts were sent: they become 0 */
         for (int s = 0; s < 2; ++s)
             if (I->neighbour[d][s] >= 0)
-                for (int i = 0; i < nf; ++i) slab(I, &f[i], d, ghost_at(I, &f[i], d, s), h, NULL, 3);
+                for (int i = 0; i < nf; ++i) slab(I, &f[i], d, stenc_halo_ghost_at(I, &f[i], d, s), h, NULL, 3);
     for (int s = 0; s < 2 && rc == STENC_OK; ++s) {
         if (I->neighbour[d][s] < 0) continue;
         size_t off = 0;
         for (int i = 0; i < nf; ++i) {
-            size_t lo = adjoint ? (s == 0 ? send_lo(I, &f[i], d) : send_hi(I, &f[i], d)) : ghost_at(I, &f[i], d, s);
+            size_t lo = adjoint ? (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d)) : stenc_halo_ghost_at(I, &f[i], d, s);
             off += slab(I, &f[i], d, lo, h, rbuf[s] + off, adjoint ? 2 : 1);
         }
     }
@@ -237,7 +234,7 @@ static int exchange_dim(stenc_grid *g, int nf, const stenc_field *f, int d, int 
 }
 
 /* collective agreement on a status: the worst of all processes */
-static int agree(stenc_grid *g, int rc)
+int stenc_grid_agree(stenc_grid *g, int rc)
 {
     int worst = rc;
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, g->comm) != MPI_SUCCESS) return STENC_ERR_MPI;
@@ -249,7 +246,7 @@ int stenc_halo_update(stenc_grid *g, int nfields, const stenc_field *f)
 {
     if (!g) return STENC_ERR_NULL;
     g->err[0] = 0;
-    int rc = agree(g, check_fields(g, nfields, f));
+    int rc = stenc_grid_agree(g, stenc_halo_check_fields(g, nfields, f));
     for (int d = 0; d < g->info.dims && rc == STENC_OK; ++d) rc = exchange_dim(g, nfields, f, d, 0);
     return rc;
 }
@@ -258,7 +255,7 @@ int stenc_halo_adjoint(stenc_grid *g, int nfields, const stenc_field *f)
 {
     if (!g) return STENC_ERR_NULL;
     g->err[0] = 0;
-    int rc = agree(g, check_fields(g, nfields, f));
+    int rc = stenc_grid_agree(g, stenc_halo_check_fields(g, nfields, f));
     for (int d = g->info.dims - 1; d >= 0 && rc == STENC_OK; --d) rc = exchange_dim(g, nfields, f, d, 1);
     return rc;
 }
@@ -266,7 +263,7 @@ int stenc_halo_adjoint(stenc_grid *g, int nfields, const stenc_field *f)
 int stenc_grid_sum(stenc_grid *g, int status, double local, double *global)
 {
     if (!g || !global) return STENC_ERR_NULL;
-    int rc = agree(g, status);
+    int rc = stenc_grid_agree(g, status);
     if (rc != STENC_OK) return rc;
     double *all = malloc(sizeof(double) * (size_t)g->info.nprocs);
     int ok = all != NULL;

@@ -22,6 +22,21 @@ for np in 1 2 3 4; do
     tf=$((tf + $(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
   fi
 done
+# the device halo updates (skipped without a GPU: exit 77)
+dev=${3:-build/tests/mpi/test_dist_cuda}
+if [ -x "$dev" ]; then
+  for np in 1 2; do
+    out=$(timeout 300 mpirun --oversubscribe -np "$np" "$dev" 2>&1); r=$?
+    if [ "$r" -eq 77 ] || printf '%s\n' "$out" | grep -q 'SKIP'; then
+      printf '%s\n' "$out" | grep SKIP | head -1; break
+    fi
+    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -1)
+    echo "$line"
+    if [ "$r" -ne 0 ] || [ -z "$line" ]; then printf '%s\n' "$out" | tail -5; tc=$((tc + 1)); tf=$((tf + 1)); rc=1; continue; fi
+    tc=$((tc + $(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')))
+    tf=$((tf + $(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
+  done
+fi
 # the distributed adjoint-state gradient: its Taylor test at 1, 2 and 4
 # processes, and the same J and <g, dK> at every process count (1e-12)
 wave=${2:-build/bin/stenc-wave-adjoint}
