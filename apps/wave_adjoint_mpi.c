@@ -53,7 +53,8 @@ static double source(const Prob *p, int t)
     return (1 - 2 * a * a) * exp(-a * a); /* a Ricker wavelet */
 }
 
-static int halo(Prob *p, int nf, double **a, const int (*st)[3])
+/* H (adjoint = 0) or H^T (adjoint = 1) of nf double fields with these staggers */
+static int halo_op(Prob *p, int nf, double **a, const int (*st)[3], int adjoint)
 {
     stenc_field f[4];
     for (int i = 0; i < nf; ++i) {
@@ -61,18 +62,10 @@ static int halo(Prob *p, int nf, double **a, const int (*st)[3])
         f[i].elem = 8;
         memcpy(f[i].stagger, st[i], sizeof f[i].stagger);
     }
-    return stenc_halo_update(p->g, nf, f);
+    return adjoint ? stenc_halo_adjoint(p->g, nf, f) : stenc_halo_update(p->g, nf, f);
 }
-static int halo_t(Prob *p, int nf, double **a, const int (*st)[3])
-{
-    stenc_field f[4];
-    for (int i = 0; i < nf; ++i) {
-        f[i].data = a[i];
-        f[i].elem = 8;
-        memcpy(f[i].stagger, st[i], sizeof f[i].stagger);
-    }
-    return stenc_halo_adjoint(p->g, nf, f);
-}
+#define halo(p, nf, a, st) halo_op(p, nf, a, st, 0)
+#define halo_t(p, nf, a, st) halo_op(p, nf, a, st, 1)
 static const int ST_V[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, ST_0[1][3] = {{0, 0, 0}};
 
 #define CK(call)                                                                                                       \

@@ -34,13 +34,18 @@
 #define STENC_VERSION "0.4.0"
 #endif
 
+static void vreport(const char *file, int line, const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s:%d: %s: ", file ? file : "<input>", line, kind);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+}
+
 int gen_error(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s:%d: error: ", file ? file : "<input>", line);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vreport(file, line, "error", fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -49,9 +54,7 @@ void gen_warning(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s:%d: warning: ", file ? file : "<input>", line);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vreport(file, line, "warning", fmt, ap);
     va_end(ap);
 }
 
