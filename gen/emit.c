@@ -410,6 +410,7 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
     snprintf(what, sizeof what, "kernel '%s' of stencil '%s'", k->name, s->name);
     snprintf(ent, sizeof ent, "%s_%dd", base, D);
     emit_dist(out, ent, "update", D, sargs, kernel_reach(s, k), NULL, NULL, what);
+    emit_dist_hide(out, ent, D, sargs, kernel_reach(s, k), what, s, k);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

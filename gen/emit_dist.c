@@ -171,6 +171,94 @@ static void dist_kernel(FILE *f, const char *entry, const ArgList *L, int D, int
     fprintf(f, ";\n}\n");
 }
 
+/* The outermost dimension's write window of a kernel: every statement must
+ * write planes [c, n + hi + c) with the same c and hi (a VAR index along
+ * that dimension), and every written array a stagger of -1..1 (what a halo
+ * update takes); returns 0 when the kernel cannot run in windows. */
+static int hide_window(const Stencil *s, const Kernel *k, long *c, long *hi, long *smax)
+{
+    const int d = s->dims - 1;
+    *smax = -1;
+    for (int i = 0; i < k->nst; ++i) {
+        const Stmt *st = &k->st[i];
+        if (!st->loop[d] || st->lhs[d].kind != IK_VAR) return 0;
+        if (i == 0) { *c = st->lhs[d].c; *hi = st->hi[d]; }
+        else if (st->lhs[d].c != *c || st->hi[d] != *hi) return 0;
+        for (int e = 0; e < s->dims; ++e)
+            if (labs(s->arr[st->arr].ext[e]) > 1) return 0;
+        if (s->arr[st->arr].ext[d] > *smax) *smax = s->arr[st->arr].ext[d];
+    }
+    return 1;
+}
+
+static int find_arr(const Stencil *s, const char *name)
+{
+    for (int a = 0; a < s->narr; ++a)
+        if (!strcmp(s->arr[a].name, name)) return a;
+    return -1;
+}
+
+/* the update with its halo exchange hidden behind the interior (runtime:
+ * stenc_dist_hide_*); falls back to kernel + halo update when the plan says
+ * nothing can be hidden */
+static void dist_hide(FILE *f, const char *entry, const ArgList *L, int D, int need, const char *what,
+                      const Stencil *s, long c, long hi, long smax)
+{
+    int nw = 0;
+    fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
+    fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
+    fprintf(f, "    stenc_field st_f[] = {");
+    for (int i = 0; i < L->n; ++i)
+        if (L->role[i] == A_WRITE) {
+            const Array *A = &s->arr[find_arr(s, L->name[i])];
+            fprintf(f, "%s{%s, (int)sizeof(stn_real), {%ld, %ld, %ld}}", nw++ ? ", " : "", L->name[i], A->ext[0],
+                    A->ext[1], D == 3 ? A->ext[2] : 0L);
+        }
+    fprintf(f, "};\n    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
+    fprintf(f, "    if (!st_h.ok) {\n        st_rc = ");
+    print_call(f, entry, L, D, 0);
+    fprintf(f, ";\n        int st_r2 = stenc_halo_update(g, %d, st_f);\n        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
+    fprintf(f, "    for (int st_q = 0; st_q < 3; ++st_q) {\n");
+    fprintf(f, "        if (st_q == 2) { int st_r2 = stenc_dist_hide_start(g, %d, st_f, &st_h); if (st_rc == STENC_OK) st_rc = st_r2; }\n", nw);
+    fprintf(f, "        const ptrdiff_t st_o = st_h.w0[st_q];\n        if (st_rc == STENC_OK) st_rc = stenc_%s_[[]]stn_sfx[[]](", entry);
+    for (int i = 0; i < L->n; ++i) {
+        if (i) fprintf(f, ", ");
+        if (L->role[i] == A_SIZE) fprintf(f, i == D - 1 ? "st_h.nw[st_q]" : "st_n[%d]", i);
+        else if (L->role[i] == A_WRITE || L->role[i] == A_READ) {
+            const Array *A = &s->arr[find_arr(s, L->name[i])];
+            fprintf(f, "%s + st_o * (ptrdiff_t)(", L->name[i]);
+            if (D == 2) fprintf(f, "st_n[0] + %ld)", A->ext[0]);
+            else fprintf(f, "(st_n[0] + %ld) * (st_n[1] + %ld))", A->ext[0], A->ext[1]);
+        } else fprintf(f, "%s", L->name[i]);
+    }
+    fprintf(f, ");\n    }\n    return stenc_dist_hide_finish(g, %d, st_f, &st_h, st_rc);\n}\n", nw);
+}
+
+void emit_dist_hide(FILE *out, const char *entry, int D, const char *args, int need, const char *what,
+                    const Stencil *s, const Kernel *k)
+{
+    long c = 0, hi = 0, smax = 0;
+    if (!hide_window(s, k, &c, &hi, &smax)) return;
+    ArgList L;
+    plan_args(args, D, &L);
+    for (int i = 0; i < L.n; ++i)
+        if ((L.role[i] == A_WRITE || L.role[i] == A_READ) && find_arr(s, L.name[i]) < 0) return;
+    char hname[240]; /* NAME_Dd -> NAME_hide_Dd */
+    size_t el = strlen(entry);
+    snprintf(hname, sizeof hname, "%.*s_hide%s", (int)(el - 3), entry, entry + el - 3);
+    Str proto;
+    str_open(&proto);
+    print_head(proto.f, hname, &L);
+    char *sp = str_close(&proto);
+    fprintf(out, "stn_dist_proto([[/* %s on a distributed grid, then the halo update of what it writes, with the "
+                 "exchange along the outermost dimension hidden behind the interior: runtime/stenc_dist.h */\n%s;\n]])\n",
+            what, sp);
+    fprintf(out, "stn_dist([[%s", sp);
+    dist_hide(out, entry, &L, D, need, what, s, c, hi, smax);
+    fprintf(out, "]])\n\n");
+    free(sp);
+}
+
 void emit_dist(FILE *out, const char *entry, const char *kind, int D, const char *args, int need, const long *omin,
                const long *omax, const char *what)
 {

@@ -196,6 +196,11 @@ static inline char *str_close(Str *s) { fclose(s->f); return s->buf; }
 void emit_dist(FILE *out, const char *entry, const char *kind, int D, const char *args, int need, const long *omin,
                const long *omax, const char *what);
 
+/* the update ENTRY with its halo update, communication hidden behind the
+ * interior (nothing is emitted when the kernel cannot run in windows) */
+void emit_dist_hide(FILE *out, const char *entry, int D, const char *args, int need, const char *what,
+                    const Stencil *s, const Kernel *k);
+
 /* ---- emission (emit.c) ---- */
 /* instance file (for the backend templates) and readable adjoints, one pass */
 int emit_stencil(FILE *inst, FILE *adj, const Stencil *s);

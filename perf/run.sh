@@ -27,10 +27,11 @@ if [ -x build/bin/stenc-miniapp-mpi ] && command -v mpirun >/dev/null; then
   {
     echo "## Distributed grids (MPI), local ${n}^3 per process, ghost width 1"
     for app in diffusion3d acoustic3d; do
-      for np in 1 2; do
+      for cfg in "1" "2" "2 --split-z" "2 --split-z --hide"; do
+        set -- $cfg; np=$1; shift
         t=$(( cores / np > 0 ? cores / np : 1 ))
         OMP_NUM_THREADS=$t timeout 600 mpirun --oversubscribe -np $np -x OMP_NUM_THREADS \
-          build/bin/stenc-miniapp-mpi $app -n $n -t 20 | sed 's/^/    /'
+          build/bin/stenc-miniapp-mpi $app -n $n -t 20 "$@" | sed 's/^/    /'
       done
     done
   } | tee build/perf/mpi.txt

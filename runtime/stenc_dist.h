@@ -116,6 +116,28 @@ int stenc_dist_unpack_grad_f32(stenc_grid *g, const stenc_dist_box *b, const flo
 int stenc_dist_unpack_grad_f64(stenc_grid *g, const stenc_dist_box *b, const double *tg, double alpha, double beta,
                                double *G);
 
+/* Hidden communication (the generated stenc_dist_K_hide_* entry points):
+ * the kernel runs on windows of planes along the outermost dimension, the
+ * two boundary slabs first, then the halo exchange along that dimension is
+ * started, the interior runs while the messages fly, the exchange finishes,
+ * and the other dimensions' exchanges follow.  A window q (0: lower slab, 1:
+ * upper slab, 2: interior) is the kernel on planes [w0, w0 + nw) of the
+ * block.  plan: from the kernel's write offset c and loop end hi along that
+ * dimension (it writes planes [c, n + hi + c)) and the largest stagger of
+ * the written arrays there; ok = 0 when nothing can be hidden (one process
+ * along the dimension, a block too thin): then run the kernel and
+ * stenc_halo_update instead.  start and finish are collective. */
+typedef struct stenc_halo_req stenc_halo_req;
+typedef struct {
+    int ok, dim;
+    ptrdiff_t w0[3];
+    size_t nw[3];
+    stenc_halo_req *req;
+} stenc_dist_hide;
+int stenc_dist_hide_plan(stenc_grid *g, int c, int hi, int smax, stenc_dist_hide *p);
+int stenc_dist_hide_start(stenc_grid *g, int nfields, const stenc_field *f, stenc_dist_hide *p);
+int stenc_dist_hide_finish(stenc_grid *g, int nfields, const stenc_field *f, stenc_dist_hide *p, int status);
+
 /* The grid's local extent (for the distributed array-kernel entry points). */
 void stenc_dist_local(const stenc_grid *g, size_t n[3]);
 

@@ -182,40 +182,58 @@ int stenc_halo_check_fields(stenc_grid *g, int nf, const stenc_field *f)
     return STENC_OK;
 }
 
-/* One dimension of H (adjoint = 0) or of H^T (adjoint = 1): pack the slabs
- * of all fields for each neighbour into one buffer, exchange, unpack. */
-static int exchange_dim(stenc_grid *g, int nf, const stenc_field *f, int d, int adjoint)
+/* One dimension of H (adjoint = 0) or of H^T (adjoint = 1) in two phases:
+ * start packs the slabs of all fields for each neighbour into one buffer and
+ * posts the messages; finish waits and unpacks.  Between the two a caller
+ * may compute (hidden communication). */
+struct stenc_halo_req {
+    int nf, d, adjoint, nreq;
+    const stenc_field *f;
+    char *sbuf[2], *rbuf[2];
+    MPI_Request req[4];
+};
+
+static int exchange_start(stenc_grid *g, int nf, const stenc_field *f, int d, int adjoint, stenc_halo_req *r)
 {
     const stenc_grid_info *I = &g->info;
     const size_t h = (size_t)I->ghost;
+    memset(r, 0, sizeof *r);
+    r->nf = nf; r->d = d; r->adjoint = adjoint; r->f = f;
     size_t bytes = 0;
     for (int i = 0; i < nf; ++i) bytes += slab(I, &f[i], d, 0, h, NULL, -1);
-    char *sbuf[2] = {NULL, NULL}, *rbuf[2] = {NULL, NULL};
     int rc = STENC_OK;
     for (int s = 0; s < 2 && rc == STENC_OK; ++s) {
         if (I->neighbour[d][s] < 0) continue;
-        sbuf[s] = malloc(bytes ? bytes : 1);
-        rbuf[s] = malloc(bytes ? bytes : 1);
-        if (!sbuf[s] || !rbuf[s]) rc = fail(g, STENC_ERR_ALLOC, "halo buffers: out of memory");
+        r->sbuf[s] = malloc(bytes ? bytes : 1);
+        r->rbuf[s] = malloc(bytes ? bytes : 1);
+        if (!r->sbuf[s] || !r->rbuf[s]) rc = fail(g, STENC_ERR_ALLOC, "halo buffers: out of memory");
     }
-    MPI_Request req[4];
-    int nreq = 0;
     for (int s = 0; s < 2 && rc == STENC_OK; ++s) {
         int nb = I->neighbour[d][s];
         if (nb < 0) continue;
         size_t off = 0;
         for (int i = 0; i < nf; ++i) {
-            size_t lo = adjoint ? stenc_halo_ghost_at(I, &f[i], d, s) : (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d));
-            off += slab(I, &f[i], d, lo, h, sbuf[s] + off, 0);
+            size_t lo = adjoint ? stenc_halo_ghost_at(I, &f[i], d, s)
+                                : (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d));
+            off += slab(I, &f[i], d, lo, h, r->sbuf[s] + off, 0);
         }
         /* tag: the direction of travel, so that two messages between the
          * same pair (two processes, periodic) are told apart */
         int tag_send = 2 * d + s, tag_recv = 2 * d + (1 - s);
-        if (MPI_Irecv(rbuf[s], (int)bytes, MPI_BYTE, nb, tag_recv, g->comm, &req[nreq++]) != MPI_SUCCESS ||
-            MPI_Isend(sbuf[s], (int)bytes, MPI_BYTE, nb, tag_send, g->comm, &req[nreq++]) != MPI_SUCCESS)
+        if (MPI_Irecv(r->rbuf[s], (int)bytes, MPI_BYTE, nb, tag_recv, g->comm, &r->req[r->nreq++]) != MPI_SUCCESS ||
+            MPI_Isend(r->sbuf[s], (int)bytes, MPI_BYTE, nb, tag_send, g->comm, &r->req[r->nreq++]) != MPI_SUCCESS)
             rc = fail(g, STENC_ERR_MPI, "MPI_Isend/MPI_Irecv failed");
     }
-    if (nreq && MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS && rc == STENC_OK)
+    return rc;
+}
+
+static int exchange_finish(stenc_grid *g, stenc_halo_req *r, int rc)
+{
+    const stenc_grid_info *I = &g->info;
+    const size_t h = (size_t)I->ghost;
+    const int d = r->d, nf = r->nf, adjoint = r->adjoint;
+    const stenc_field *f = r->f;
+    if (r->nreq && MPI_Waitall(r->nreq, r->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS && rc == STENC_OK)
         rc = fail(g, STENC_ERR_MPI, "MPI_Waitall failed");
     if (rc == STENC_OK && adjoint) /* the ghosts were sent: they become 0 */
         for (int s = 0; s < 2; ++s)
@@ -225,12 +243,19 @@ static int exchange_dim(stenc_grid *g, int nf, const stenc_field *f, int d, int 
         if (I->neighbour[d][s] < 0) continue;
         size_t off = 0;
         for (int i = 0; i < nf; ++i) {
-            size_t lo = adjoint ? (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d)) : stenc_halo_ghost_at(I, &f[i], d, s);
-            off += slab(I, &f[i], d, lo, h, rbuf[s] + off, adjoint ? 2 : 1);
+            size_t lo = adjoint ? (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d))
+                                : stenc_halo_ghost_at(I, &f[i], d, s);
+            off += slab(I, &f[i], d, lo, h, r->rbuf[s] + off, adjoint ? 2 : 1);
         }
     }
-    for (int s = 0; s < 2; ++s) { free(sbuf[s]); free(rbuf[s]); }
+    for (int s = 0; s < 2; ++s) { free(r->sbuf[s]); free(r->rbuf[s]); }
     return rc;
+}
+
+static int exchange_dim(stenc_grid *g, int nf, const stenc_field *f, int d, int adjoint)
+{
+    stenc_halo_req r;
+    return exchange_finish(g, &r, exchange_start(g, nf, f, d, adjoint, &r));
 }
 
 /* collective agreement on a status: the worst of all processes */
@@ -406,3 +431,47 @@ int stenc_dist_unpack_grad_f32(stenc_grid *g, const stenc_dist_box *b, const flo
 int stenc_dist_unpack_grad_f64(stenc_grid *g, const stenc_dist_box *b, const double *tg, double alpha, double beta,
                                double *G)
     UNPACK_GRAD(double)
+
+/* ---- hidden communication ------------------------------------------------ */
+
+int stenc_dist_hide_plan(stenc_grid *g, int c, int hi, int smax, stenc_dist_hide *p)
+{
+    if (!g || !p) return STENC_ERR_NULL;
+    const stenc_grid_info *I = &g->info;
+    const int d = I->dims - 1;
+    const ptrdiff_t n = (ptrdiff_t)I->nlocal[d], h = I->ghost;
+    /* the planes the kernel writes, the slabs the exchange sends */
+    const ptrdiff_t wa = c, wb = n + hi + c, lo_end = 2 * h + smax, up_start = n - 2 * h;
+    p->dim = d;
+    p->ok = 0;
+    if (I->pdims[d] < 2 && !I->periodic[d]) return STENC_OK; /* nothing to hide along d */
+    const ptrdiff_t A[3] = {wa, up_start, lo_end}, B[3] = {lo_end, wb, up_start}; /* lower, upper, interior */
+    for (int q = 0; q < 3; ++q) {
+        ptrdiff_t a = A[q] > wa ? A[q] : wa, b = B[q] < wb ? B[q] : wb;
+        if (b <= a) return STENC_OK;
+        p->w0[q] = a - c;
+        p->nw[q] = (size_t)(b - a - hi);
+        if (p->w0[q] < 0 || p->w0[q] + (ptrdiff_t)p->nw[q] > n) return STENC_OK;
+    }
+    if (lo_end >= up_start) return STENC_OK; /* a block too thin to have an interior */
+    p->ok = 1;
+    return STENC_OK;
+}
+
+int stenc_dist_hide_start(stenc_grid *g, int nfields, const stenc_field *f, stenc_dist_hide *p)
+{
+    p->req = malloc(sizeof(stenc_halo_req));
+    int rc = p->req ? exchange_start(g, nfields, f, p->dim, 0, p->req) : STENC_ERR_ALLOC;
+    return stenc_grid_agree(g, rc);
+}
+
+int stenc_dist_hide_finish(stenc_grid *g, int nfields, const stenc_field *f, stenc_dist_hide *p, int status)
+{
+    int rc = p->req ? exchange_finish(g, p->req, status) : status;
+    free(p->req);
+    p->req = NULL;
+    rc = stenc_grid_agree(g, rc);
+    for (int d = 0; d < g->info.dims && rc == STENC_OK; ++d)
+        if (d != p->dim) rc = exchange_dim(g, nfields, f, d, 0);
+    return rc;
+}

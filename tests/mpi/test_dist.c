@@ -6,7 +6,9 @@
  *     double fields, periodic and not, 2D and 3D);
  *   - the dot test <H x, y> = <x, H^T y> to 1e-13;
  *   - five diffusion steps (generated update + halo update) equal the
- *     one-process run bitwise on every owned point;
+ *     one-process run bitwise on every local point, and the entry point with
+ *     the exchange hidden behind the interior equals update + halo bitwise
+ *     (process grids split along x and along the outermost dimension);
  *   - TV and central-difference TV values (valid, neumann, periodic) to
  *     1e-13, gradients with alpha/beta to 1e-12, value_grad;
  *   - a ghost width below a stencil's reach is refused with a message that
@@ -168,8 +170,9 @@ static void check_dot(Grid *G)
     free(x0); free(x1); free(y0); free(y1); free(h0); free(h1);
 }
 
-/* five diffusion steps: distributed (generated update + halo) == global */
-static void check_diffusion(Grid *G)
+/* five diffusion steps: distributed (generated update + halo) == global
+ * (not periodic), and the hidden-communication entry point == update + halo */
+static void check_diffusion(Grid *G, int periodic)
 {
     const stenc_grid_info *I = &G->I;
     const int D = I->dims;
@@ -179,25 +182,37 @@ static void check_diffusion(Grid *G)
     MPI_Bcast(gC, (int)G->ng, MPI_DOUBLE, 0, stenc_grid_comm(G->g));
     memcpy(gT2, gT, G->ng * 8);
     double *T = malloc(G->nl * 8), *T2 = malloc(G->nl * 8), *C = malloc(G->nl * 8);
+    double *H = malloc(G->nl * 8), *H2 = malloc(G->nl * 8);
     scatter(G, gT, T);
     scatter(G, gT, T2);
     scatter(G, gC, C);
+    memcpy(H, T, G->nl * 8);
+    memcpy(H2, T2, G->nl * 8);
     const size_t *N = I->nglobal;
-    int rc = STENC_OK;
-    for (int s = 0; s < 5 && rc == STENC_OK; ++s) {
+    int rc = STENC_OK, rch = STENC_OK;
+    for (int s = 0; s < 5 && rc == STENC_OK && rch == STENC_OK; ++s) {
         if (D == 2) {
             rc = stenc_diffusion_step_2d_f64(N[0], N[1], gT2, gT, gC, 0.1, 1, 1, 1);
             if (rc == STENC_OK) rc = stenc_dist_diffusion_step_2d_f64(G->g, T2, T, C, 0.1, 1, 1, 1);
+            rch = stenc_dist_diffusion_step_hide_2d_f64(G->g, H2, H, C, 0.1, 1, 1, 1);
         } else {
             rc = stenc_diffusion_step_3d_f64(N[0], N[1], N[2], gT2, gT, gC, 0.1, 1, 1, 1, 1);
             if (rc == STENC_OK) rc = stenc_dist_diffusion_step_3d_f64(G->g, T2, T, C, 0.1, 1, 1, 1, 1);
+            rch = stenc_dist_diffusion_step_hide_3d_f64(G->g, H2, H, C, 0.1, 1, 1, 1, 1);
         }
         stenc_field f = {T2, 8, {0, 0, 0}};
         if (rc == STENC_OK) rc = stenc_halo_update(G->g, 1, &f);
         double *t = gT; gT = gT2; gT2 = t;
         t = T; T = T2; T2 = t;
+        t = H; H = H2; H2 = t;
     }
     CHECK(rc == STENC_OK, "diffusion: %s (%s)", stenc_strerror(rc), stenc_grid_error(G->g));
+    CHECK(rch == STENC_OK, "diffusion, hidden communication: %s (%s)", stenc_strerror(rch), stenc_grid_error(G->g));
+    size_t hbad = 0;
+    for (size_t q = 0; q < G->nl; ++q) hbad += memcmp(&T[q], &H[q], 8) != 0;
+    CHECK(hbad == 0, "diffusion with hidden communication: %zu of %zu local points differ from update + halo", hbad, G->nl);
+    free(H); free(H2);
+    if (periodic) { free(gT); free(gT2); free(gC); free(T); free(T2); free(C); return; }
     double *ref = malloc(G->nl * 8);
     scatter(G, gT, ref);
     size_t bad = 0;
@@ -300,13 +315,16 @@ static void check_ghost_refusal(MPI_Comm comm, int D)
     stenc_grid_free(g);
 }
 
-static void run_config(MPI_Comm comm, int D, int periodic)
+static void run_config(MPI_Comm comm, int D, int periodic, int split_outer)
 {
     size_t n[3] = {D == 2 ? 13u : 9u, D == 2 ? 11u : 8u, D == 2 ? 1u : 7u};
-    int per[3] = {periodic, periodic, periodic};
+    int per[3] = {periodic, periodic, periodic}, np = 1;
+    MPI_Comm_size(comm, &np);
+    int pd[3] = {1, 1, 1};
+    pd[D - 1] = np; /* split_outer: every process along the outermost dimension */
     Grid G;
     char err[200];
-    int rc = stenc_grid_create(comm, D, n, 2, per, NULL, &G.g, err, sizeof err);
+    int rc = stenc_grid_create(comm, D, n, 2, per, split_outer ? pd : NULL, &G.g, err, sizeof err);
     CHECK(rc == STENC_OK, "create %dD periodic %d: %s", D, periodic, err);
     if (rc != STENC_OK) return;
     stenc_grid_get_info(G.g, &G.I);
@@ -320,7 +338,7 @@ static void run_config(MPI_Comm comm, int D, int periodic)
     }
     check_dot(&G);
     rng_state = 77 + (uint64_t)(10 * D + periodic); /* the same global data on every rank */
-    if (!periodic) check_diffusion(&G);
+    check_diffusion(&G, periodic);
     int modes[2] = {periodic ? STENC_PERIODIC : STENC_VALID, STENC_NEUMANN};
     for (int m = 0; m < (periodic ? 1 : 2); ++m) {
         check_reduction(&G, "tv", tv_val, tv_grad, modes[m]);
@@ -336,8 +354,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     for (int D = 2; D <= 3; ++D) {
-        run_config(MPI_COMM_WORLD, D, 0);
-        run_config(MPI_COMM_WORLD, D, 1);
+        run_config(MPI_COMM_WORLD, D, 0, 0);
+        run_config(MPI_COMM_WORLD, D, 1, 0);
+        run_config(MPI_COMM_WORLD, D, 0, 1);
         check_ghost_refusal(MPI_COMM_WORLD, D);
     }
     int tot[2] = {checks, failures}, all[2] = {0, 0};
