@@ -95,8 +95,8 @@ START_TEST(good_stencil_outputs)
     char err[8192];
     int rc = run_gen("stencils/diffusion.stn", outdir, err, sizeof err);
     ck_assert_msg(rc == 0, "stenc-gen failed: %s", err);
-    static const char *files[] = {"diffusion.h", "diffusion.c", "diffusion.cu", "diffusion.adj", "diffusion.2d.stn",
-                                  "diffusion.3d.stn", "diffusion.inst.m4"};
+    static const char *files[] = {"diffusion.h", "diffusion.c", "diffusion.cu", "diffusion.dist.c", "diffusion.adj",
+                                  "diffusion.2d.stn", "diffusion.3d.stn", "diffusion.inst.m4"};
     for (size_t i = 0; i < sizeof files / sizeof *files; ++i) {
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", outdir, files[i]);
@@ -188,7 +188,7 @@ START_TEST(hostile_inputs)
     int rc = run_gen(path, outdir, err, sizeof err);
     if (!hostile[_i].want) {
         ck_assert_msg(rc == 0, "%s: exit status %d, want 0 (stderr: %.500s)", hostile[_i].name, rc, err);
-        ck_assert_int_eq(count_entries(outdir), 6); /* dims 2: .h .c .cu .adj .2d.stn .inst.m4 */
+        ck_assert_int_eq(count_entries(outdir), 7); /* dims 2: .h .c .cu .dist.c .adj .2d.stn .inst.m4 */
         free(b.p);
         rm_dir(outdir);
         rm_dir(dir);
@@ -264,7 +264,7 @@ START_TEST(cli_options)
     char sub[4200];
     snprintf(sub, sizeof sub, "%s/new", outdir);
     ck_assert_int_eq(run_gen("stencils/tv.stn", sub, err, sizeof err), 0);
-    ck_assert_int_eq(count_entries(sub), 7);
+    ck_assert_int_eq(count_entries(sub), 8);
     rm_dir(sub);
     rm_dir(outdir);
 }
