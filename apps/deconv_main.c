@@ -341,6 +341,8 @@ int main(int argc, char **argv)
         free(p0);
         if (!(psum > 0)) {
             fprintf(stderr, "stenc-deconv: %s: the PSF sums to zero (an all-black image?); a PSF needs a positive sum\n", psfpath);
+            free(psf);
+            free(y);
             return 3;
         }
     } else {
