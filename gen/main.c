@@ -126,17 +126,19 @@ static char *read_all(int fd, size_t max, size_t *len, int *over)
  * passed M4_MAX_OUTPUT. */
 static int run_capture(char *const argv[], char **out, char **err)
 {
-    int fo[2], fe[2];
+    int fo[2];
     *out = *err = NULL;
-    if (pipe(fo) != 0) return -1;
-    if (pipe(fe) != 0) { close(fo[0]); close(fo[1]); return -1; }
+    /* stderr goes to a scratch file, not a pipe: a child that fills a
+     * stderr pipe while this process waits on stdout would never finish */
+    FILE *ef = tmpfile();
+    if (!ef) return -1;
+    if (pipe(fo) != 0) { fclose(ef); return -1; }
     pid_t pid = fork();
-    if (pid < 0) return -1;
+    if (pid < 0) { fclose(ef); return -1; }
     if (pid == 0) {
         close(fo[0]);
-        close(fe[0]);
         dup2(fo[1], 1);
-        dup2(fe[1], 2);
+        dup2(fileno(ef), 2);
         struct rlimit cpu = {M4_CPU_SECONDS, M4_CPU_SECONDS + 1}, mem = {M4_MEM_BYTES, M4_MEM_BYTES};
         setrlimit(RLIMIT_CPU, &cpu);
         setrlimit(RLIMIT_AS, &mem);
@@ -145,16 +147,18 @@ static int run_capture(char *const argv[], char **out, char **err)
         _exit(127);
     }
     close(fo[1]);
-    close(fe[1]);
-    /* m4 writes little to stderr: read stdout first, then stderr */
-    int over = 0, over_e = 0;
+    int over = 0;
     *out = read_all(fo[0], M4_MAX_OUTPUT, NULL, &over);
     if (over) kill(pid, SIGKILL);
     close(fo[0]);
-    *err = read_all(fe[0], 1 << 20, NULL, &over_e);
-    close(fe[0]);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    rewind(ef);
+    const size_t emax = (size_t)1 << 20; /* the first MiB of messages is enough */
+    *err = malloc(emax + 1);
+    size_t en = *err ? fread(*err, 1, emax, ef) : 0;
+    if (*err) (*err)[en] = 0;
+    fclose(ef);
     if (!*out) *out = calloc(1, 1);
     if (!*err) *err = calloc(1, 1);
     if (over) return -1000;
@@ -178,7 +182,7 @@ static int last_sync_line(const char *text)
  * the latter placed at the user's file and the last line m4 reached. */
 static int report_m4_stderr(const char *err, const char *file, int line)
 {
-    int nerr = 0;
+    int nerr = 0, nline = 0, quiet = 0;
     for (const char *p = err; *p;) {
         const char *e = strchr(p, '\n');
         size_t n = e ? (size_t)(e - p) : strlen(p);
@@ -186,6 +190,11 @@ static int report_m4_stderr(const char *err, const char *file, int line)
         snprintf(ln, sizeof ln, "%.*s", (int)(n < 1000 ? n : 1000), p);
         p += n + (e ? 1 : 0);
         if (!ln[0]) continue;
+        if (++nline > 20) { /* a macro in a loop can say the same thing 100,000 times */
+            nerr += strstr(ln, "Warning:") == NULL || strstr(ln, "define'") != NULL;
+            ++quiet;
+            continue;
+        }
         if (strncmp(ln, "m4:", 3) != 0 || ln[3] == ' ') {
             if (strncmp(ln, "m4: ", 4) == 0)
                 fprintf(stderr, "%s:%d: error: stencil language (m4): %s\n", file, line, ln + 4);
@@ -216,6 +225,7 @@ static int report_m4_stderr(const char *err, const char *file, int line)
         fprintf(stderr, "%s:%s: %s: %s\n", f, c1 + 1, warn ? "warning" : "error", msg);
         nerr += !warn;
     }
+    if (quiet) fprintf(stderr, "%s:%d: note: %d more messages of the stencil language (m4) not shown\n", file, line, quiet);
     return nerr;
 }
 

@@ -169,6 +169,10 @@ static const struct { const char *name, *head, *rep, *tail, *want; size_t times;
     {"macro_endless", "stencil s\ndims 2\narray x\ndefine([[f]], [[f]])\nreduce r = f", "", "\n", "CPU time", 1},
     {"macro_nesting", "stencil s\ndims 2\narray x\ndefine([[f]], [[f(f)]])\nreduce r = f", "", "\n", "recursion limit",
      1},
+    /* 100,000 warnings: the generator must not wait on a full stderr pipe */
+    {"macro_noisy", "stencil s\ndims 2\narray x\ndefine([[w]], [[m4_define([[q]], 1, 2)]])\n"
+     "define([[w10]], [[w w w w w w w w w w]])\ndefine([[w1k]], [[w10 w10 w10 w10 w10 w10 w10 w10 w10 w10 "
+     "w10 w10 w10 w10 w10 w10 w10 w10 w10 w10]])\n", "w1k ", "\nreduce r = all(x)^2\n", "excess arguments", 500},
     {"too_big", "stencil s\ndims 2\narray x\nreduce r = all(x)^2\n", "# padding padding padding padding\n", "",
      "larger than", 40000},
 };
