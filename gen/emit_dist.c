@@ -76,7 +76,7 @@ static void print_head(FILE *f, const char *entry, const ArgList *L)
 
 /* the local entry's call: sizes from the box (or the block), arguments
  * replaced per role by what the wrapper passes */
-static void print_call(FILE *f, const char *entry, const ArgList *L, int D, int boxed)
+static void print_call(FILE *f, const char *entry, const ArgList *L, int boxed)
 {
     fprintf(f, "stenc_%s_[[]]stn_sfx[[]](", entry);
     int r = 0, gi = 0;
@@ -93,7 +93,6 @@ static void print_call(FILE *f, const char *entry, const ArgList *L, int D, int 
         default: fprintf(f, "%s", L->name[i]);
         }
     }
-    (void)D;
     fprintf(f, ")");
 }
 
@@ -124,7 +123,7 @@ static void dist_value(FILE *f, const char *entry, const ArgList *L, int D, int 
     fprintf(f, "    double st_v = 0;\n");
     print_pack(f, L, 0);
     fprintf(f, "    if (st_rc == STENC_OK) st_rc = ");
-    print_call(f, entry, L, D, 1);
+    print_call(f, entry, L, 1);
     fprintf(f, ";\n    stenc_dist_release(%d, st_t);\n", count_role(L, A_READ));
     fprintf(f, "    return stenc_grid_sum(g, st_rc, st_v, value);\n}\n");
 }
@@ -140,7 +139,7 @@ static void dist_grad(FILE *f, const char *entry, const ArgList *L, int D, int n
     fprintf(f, "    void *st_tg[%d] = {0};\n", ng);
     fprintf(f, "    if (st_rc == STENC_OK) st_rc = stenc_dist_alloc(st_b.count, sizeof(stn_real), %d, st_tg);\n", ng);
     fprintf(f, "    if (st_rc == STENC_OK) st_rc = ");
-    print_call(f, entry, L, D, 1);
+    print_call(f, entry, L, 1);
     fprintf(f, ";\n");
     for (int i = 0, gi = 0; i < L->n; ++i)
         if (L->role[i] == A_GRAD)
@@ -167,7 +166,7 @@ static void dist_kernel(FILE *f, const char *entry, const ArgList *L, int D, int
     fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
     fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
     fprintf(f, "    return ");
-    print_call(f, entry, L, D, 0);
+    print_call(f, entry, L, 0);
     fprintf(f, ";\n}\n");
 }
 
@@ -216,7 +215,7 @@ static void dist_hide(FILE *f, const char *entry, const ArgList *L, int D, int n
         }
     fprintf(f, "};\n    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
     fprintf(f, "    if (!st_h.ok) {\n        st_rc = ");
-    print_call(f, entry, L, D, 0);
+    print_call(f, entry, L, 0);
     fprintf(f, ";\n        int st_r2 = stenc_halo_update(g, %d, st_f);\n        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
     fprintf(f, "    for (int st_q = 0; st_q < 3; ++st_q) {\n");
     fprintf(f, "        if (st_q == 2) { int st_r2 = stenc_dist_hide_start(g, %d, st_f, &st_h); if (st_rc == STENC_OK) st_rc = st_r2; }\n", nw);

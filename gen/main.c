@@ -97,7 +97,7 @@ static char *read_file(const char *path, size_t *len)
 
 /* read all of fd into a malloc'd, NUL-terminated buffer of at most max
  * bytes; returns NULL past max (*over set) or on allocation failure */
-static char *read_all(int fd, size_t max, size_t *len, int *over)
+static char *read_all(int fd, size_t max, int *over)
 {
     size_t cap = 8192, n = 0;
     char *buf = malloc(cap);
@@ -116,7 +116,6 @@ static char *read_all(int fd, size_t max, size_t *len, int *over)
         n += (size_t)r;
     }
     buf[n] = 0;
-    if (len) *len = n;
     return buf;
 }
 
@@ -148,7 +147,7 @@ static int run_capture(char *const argv[], char **out, char **err)
     }
     close(fo[1]);
     int over = 0;
-    *out = read_all(fo[0], M4_MAX_OUTPUT, NULL, &over);
+    *out = read_all(fo[0], M4_MAX_OUTPUT, &over);
     if (over) kill(pid, SIGKILL);
     close(fo[0]);
     int st;

@@ -72,7 +72,7 @@ int stenc_grid_create(MPI_Comm comm, int dims, const size_t nlocal[3], int ghost
     if (MPI_Dims_create(size, dims, pd) != MPI_SUCCESS)
         return create_fail(err, errlen, STENC_ERR_ARG, "the process grid does not divide the number of processes");
     for (int d = 0; d < dims; ++d) {
-        size_t min = 2 * (size_t)ghost + ((pd[d] > 1 || per[d]) ? 1 : 1);
+        size_t min = 2 * (size_t)ghost + 1;
         if (nlocal[d] < min) {
             char m[160];
             snprintf(m, sizeof m, "nlocal[%d] = %zu is below 2*ghost+1 = %zu", d, nlocal[d], min);

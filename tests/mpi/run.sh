@@ -8,6 +8,11 @@ set -u
 bin=${1:-build/tests/mpi/test_dist}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 rc=0; tc=0; tf=0
+# add one Check-style summary line to the totals
+tally() {
+  tc=$((tc + $(echo "$1" | sed -E 's/.*Checks: ([0-9]+).*/\1/')))
+  tf=$((tf + $(echo "$1" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
+}
 for np in 1 2 3 4; do
   out=$(timeout 300 mpirun --oversubscribe -np "$np" "$bin" 2>&1); r=$?
   line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -1)
@@ -18,8 +23,7 @@ for np in 1 2 3 4; do
     rc=1; tc=$((tc + 1)); tf=$((tf + 1))
   else
     echo "$line"
-    tc=$((tc + $(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')))
-    tf=$((tf + $(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
+    tally "$line"
   fi
 done
 # the device halo updates (skipped without a GPU: exit 77)
@@ -33,8 +37,7 @@ if [ -x "$dev" ]; then
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -1)
     echo "$line"
     if [ "$r" -ne 0 ] || [ -z "$line" ]; then printf '%s\n' "$out" | tail -5; tc=$((tc + 1)); tf=$((tf + 1)); rc=1; continue; fi
-    tc=$((tc + $(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')))
-    tf=$((tf + $(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
+    tally "$line"
   done
 fi
 # the distributed adjoint-state gradient: its Taylor test at 1, 2 and 4
