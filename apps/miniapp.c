@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     } else if (strcmp(name, "stokes3d") == 0) {
         size_t nx = n ? (size_t)n : 128, ny = nx, nz = nx, N = nx * ny * nz;
         int steps = nt ? (int)nt : 50;
-        double dx = 1.0 / (double)nx, dy = dx;
+        double dx = 1.0 / (double)nx, dy = dx, dtau = dy * dy / 8.1; /* max viscosity 2: stable */
         double *Eta = alloc(N, 1), *EtaC = alloc(N, 0), *Vx = alloc(N, 0), *Vy = alloc(N, 0), *Txy = alloc(N, 0),
                *Rx = alloc(N, 0), *Pt = alloc(N, 0);
         gauss(Vx, nx, ny, nz);
@@ -159,10 +159,11 @@ int main(int argc, char **argv)
             check(stenc_stokes3d_viscosity_3d_f64(nx, ny, nz, EtaC, Eta), "viscosity");
             check(stenc_stokes3d_shear_3d_f64(nx, ny, nz, Txy, Eta, Vx, Vy, dx, dy), "shear");
             check(stenc_stokes3d_residual_3d_f64(nx, ny, nz, Rx, Txy, Pt, dx, dy), "residual");
+            check(stenc_stokes3d_velocity_3d_f64(nx, ny, nz, Vx, Rx, dtau), "velocity");
         }
         t = now() - t0;
         printf("%s: %zu^3 grid, ", name, nx);
-        report(steps, t, (2.0 + 4.0 + 3.0) * (double)N * sizeof(double), sum(Rx, (nx - 1) * (ny - 3) * (nz - 2)));
+        report(steps, t, (2.0 + 4.0 + 3.0 + 3.0) * (double)N * sizeof(double), sum(Vx, N));
         free(Eta); free(EtaC); free(Vx); free(Vy); free(Txy); free(Rx); free(Pt);
     } else {
         fprintf(stderr, "stenc-miniapp: unknown mini-app '%s' (try --help)\n", name);

@@ -243,10 +243,17 @@ static void kernel_usage(const Stencil *s, const Kernel *k, int *reads, int *wri
 }
 
 /* the ghost width a kernel needs on a distributed grid: its reads' largest
- * distance from the written point (at least 1) */
+ * distance from the written point (at least 1), and for an array shorter
+ * than the grid by e points along a dimension ceil(e/2), below which the
+ * blocks' copies of it would leave a gap between neighbours (stenc_dist.h) */
 static int kernel_reach(const Stencil *s, const Kernel *k)
 {
     long need = 1;
+    int reads[MAXARR], writes[MAXARR], params[MAXPARAM];
+    kernel_usage(s, k, reads, writes, params);
+    for (int a = 0; a < s->narr; ++a)
+        for (int d = 0; d < s->dims; ++d)
+            if ((reads[a] || writes[a]) && (1 - s->arr[a].ext[d]) / 2 > need) need = (1 - s->arr[a].ext[d]) / 2;
     for (int i = 0; i < k->nst; ++i) {
         Node *taps[MAXTAP];
         int nt = ex_taps(k->st[i].rhs, -1, taps, MAXTAP);

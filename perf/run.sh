@@ -25,8 +25,8 @@ if [ -x build/bin/stenc-miniapp-mpi ] && command -v mpirun >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   cores=$(nproc 2>/dev/null || echo 2); n=128; [ "${PERF_QUICK:-0}" = "1" ] && n=64
   {
-    echo "## Distributed grids (MPI), local ${n}^3 per process, ghost width 1"
-    for app in diffusion3d acoustic3d; do
+    echo "## Distributed grids (MPI), local ${n}^3 per process, ghost width 1 (stokes3d: 2)"
+    for app in diffusion3d acoustic3d stokes3d; do
       for cfg in "1" "2" "2 --split-z" "2 --split-z --hide"; do
         set -- $cfg; np=$1; shift
         t=$(( cores / np > 0 ? cores / np : 1 ))

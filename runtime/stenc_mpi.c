@@ -48,37 +48,85 @@ static void layout(stenc_grid_info *I, int d)
     I->own_hi[d] = I->neighbour[d][1] >= 0 ? n - h : n;
 }
 
-static int create_fail(char *err, size_t errlen, int status, const char *msg)
+static int create_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
-    if (err && errlen) snprintf(err, errlen, "%s", msg);
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
     return status;
+}
+
+/* this process's arguments on their own: STENC_OK or why not (err) */
+static int check_args(int size, int dims, const size_t *nlocal, int ghost, const int *pd, char *err, size_t errlen)
+{
+    if (!nlocal) return create_fail(err, errlen, STENC_ERR_NULL, "stenc_grid_create: NULL argument");
+    if (dims != 2 && dims != 3) return create_fail(err, errlen, STENC_ERR_ARG, "dims must be 2 or 3");
+    if (ghost < 1 || ghost > 64) return create_fail(err, errlen, STENC_ERR_ARG, "ghost width must be 1 to 64");
+    long long fixed = 1;
+    for (int d = 0; d < dims; ++d) {
+        if (pd[d] < 0) return create_fail(err, errlen, STENC_ERR_ARG, "a process-grid entry is negative");
+        if (pd[d] > 0) fixed *= pd[d];
+        if (nlocal[d] < 2 * (size_t)ghost + 1 || nlocal[d] > ((size_t)1 << 40))
+            return create_fail(err, errlen, STENC_ERR_ARG, "nlocal[%d] = %zu is outside 2*ghost+1 = %d .. 2^40", d,
+                               nlocal[d], 2 * ghost + 1);
+    }
+    if (fixed > size || size % fixed)
+        return create_fail(err, errlen, STENC_ERR_ARG, "the process grid's fixed entries (product %lld) do not divide "
+                           "the %d processes", fixed, size);
+    return STENC_OK;
+}
+
+/* the same arguments on every process, compared across comm (collective),
+ * so that a mistake on one process is an error on all and no process is
+ * left waiting in a collective call */
+static int agree_args(MPI_Comm comm, int rc, int dims, const size_t *nlocal, int ghost, const int *pd, const int *per,
+                      char *err, size_t errlen)
+{
+    enum { NV = 12 };
+    static const char *what[NV] = {"status", "dims", "ghost", "nlocal[0]", "nlocal[1]", "nlocal[2]", "periodic[0]",
+                                   "periodic[1]", "periodic[2]", "pdims[0]", "pdims[1]", "pdims[2]"};
+    long long v[2 * NV], r[2 * NV];
+    v[0] = rc; v[1] = dims; v[2] = ghost;
+    for (int d = 0; d < 3; ++d) {
+        v[3 + d] = nlocal && d < dims ? (long long)nlocal[d] : 0;
+        v[6 + d] = per[d];
+        v[9 + d] = pd[d];
+    }
+    for (int q = 0; q < NV; ++q) v[NV + q] = -v[q];
+    if (MPI_Allreduce(v, r, 2 * NV, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS)
+        return create_fail(err, errlen, STENC_ERR_MPI, "MPI_Allreduce failed");
+    if (rc != STENC_OK) return rc;
+    if (r[0] != STENC_OK)
+        return create_fail(err, errlen, (int)r[0], "stenc_grid_create failed on another process: %s",
+                           stenc_strerror((int)r[0]));
+    for (int q = 1; q < NV; ++q)
+        if (r[q] != -r[NV + q])
+            return create_fail(err, errlen, STENC_ERR_ARG, "%s differs between processes (%lld to %lld): every "
+                               "process must pass the same grid arguments", what[q], -r[NV + q], r[q]);
+    return STENC_OK;
 }
 
 int stenc_grid_create(MPI_Comm comm, int dims, const size_t nlocal[3], int ghost, const int periodic[3],
                       const int pdims[3], stenc_grid **out, char *err, size_t errlen)
 {
-    if (!out || !nlocal) return create_fail(err, errlen, STENC_ERR_NULL, "stenc_grid_create: NULL argument");
+    if (!out) return create_fail(err, errlen, STENC_ERR_NULL, "stenc_grid_create: NULL argument");
     *out = NULL;
-    if (dims != 2 && dims != 3) return create_fail(err, errlen, STENC_ERR_ARG, "dims must be 2 or 3");
-    if (ghost < 1 || ghost > 64) return create_fail(err, errlen, STENC_ERR_ARG, "ghost width must be 1 to 64");
     int size = 0;
-    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS) return create_fail(err, errlen, STENC_ERR_MPI, "MPI_Comm_size failed");
+    if (comm == MPI_COMM_NULL || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return create_fail(err, errlen, STENC_ERR_MPI, "stenc_grid_create: not a valid communicator");
     int pd[3] = {0, 0, 0}, per[3] = {0, 0, 0};
-    for (int d = 0; d < dims; ++d) {
+    for (int d = 0; d < dims && d < 3; ++d) {
         pd[d] = pdims ? pdims[d] : 0;
         per[d] = periodic ? (periodic[d] != 0) : 0;
-        if (pd[d] < 0) return create_fail(err, errlen, STENC_ERR_ARG, "a process-grid entry is negative");
     }
+    int rc = check_args(size, dims, nlocal, ghost, pd, err, errlen);
+    rc = agree_args(comm, rc, dims, nlocal, ghost, pd, per, err, errlen);
+    if (rc != STENC_OK) return rc;
     if (MPI_Dims_create(size, dims, pd) != MPI_SUCCESS)
         return create_fail(err, errlen, STENC_ERR_ARG, "the process grid does not divide the number of processes");
-    for (int d = 0; d < dims; ++d) {
-        size_t min = 2 * (size_t)ghost + 1;
-        if (nlocal[d] < min) {
-            char m[160];
-            snprintf(m, sizeof m, "nlocal[%d] = %zu is below 2*ghost+1 = %zu", d, nlocal[d], min);
-            return create_fail(err, errlen, STENC_ERR_ARG, m);
-        }
-    }
     stenc_grid *g = calloc(1, sizeof *g);
     if (!g) return create_fail(err, errlen, STENC_ERR_ALLOC, "out of memory");
     if (MPI_Cart_create(comm, dims, pd, per, 0, &g->comm) != MPI_SUCCESS) {
@@ -153,20 +201,30 @@ static size_t slab(const stenc_grid_info *I, const stenc_field *f, int d, size_t
     return off;
 }
 
-/* the slabs along d: what a process sends to its lower (side 0) / upper
- * (side 1) neighbour in the forward update, and where it receives */
+/* The slabs along d.  A field of extent m = nlocal + s overlaps its
+ * neighbour's copy by ol = 2*ghost + s points.  Of those, each side's outer
+ * w points are ghosts (w = ghost for s >= 0; w = floor(ol/2) for s < 0,
+ * where the overlap is narrower than two ghost layers) and the ol - 2w in
+ * the middle (the face a staggered field shares) are computed by both.
+ * What a process sends to its lower (side 0) / upper (side 1) neighbour in
+ * the forward update, and where its ghosts are: */
+size_t stenc_halo_width(const stenc_grid_info *I, const stenc_field *f, int d)
+{
+    const int h = I->ghost, s = f->stagger[d];
+    return (size_t)(s >= 0 ? h : (2 * h + s) / 2);
+}
 size_t stenc_halo_send_lo(const stenc_grid_info *I, const stenc_field *f, int d)
 {
-    return (size_t)I->ghost + (size_t)f->stagger[d]; /* [ol - h, ol), ol = 2h + s */
+    return (size_t)(2 * I->ghost + f->stagger[d]) - stenc_halo_width(I, f, d); /* [ol - w, ol) */
 }
 size_t stenc_halo_send_hi(const stenc_grid_info *I, const stenc_field *f, int d)
 {
-    size_t m = I->nlocal[d] + (size_t)f->stagger[d];
-    return m - 2 * (size_t)I->ghost - (size_t)f->stagger[d]; /* [m - ol, m - ol + h) */
+    (void)f;
+    return I->nlocal[d] - 2 * (size_t)I->ghost; /* [n - 2h, n - 2h + w): the neighbour's first point is there */
 }
 size_t stenc_halo_ghost_at(const stenc_grid_info *I, const stenc_field *f, int d, int side)
 {
-    return side == 0 ? 0 : I->nlocal[d] + (size_t)f->stagger[d] - (size_t)I->ghost;
+    return side == 0 ? 0 : I->nlocal[d] + (size_t)f->stagger[d] - stenc_halo_width(I, f, d);
 }
 
 int stenc_halo_check_fields(stenc_grid *g, int nf, const stenc_field *f)
@@ -176,8 +234,12 @@ int stenc_halo_check_fields(stenc_grid *g, int nf, const stenc_field *f)
         if (!f[i].data) return fail(g, STENC_ERR_NULL, "field %d has no data", i);
         if (f[i].elem != 4 && f[i].elem != 8) return fail(g, STENC_ERR_ARG, "field %d: element size must be 4 or 8", i);
         for (int d = 0; d < g->info.dims; ++d)
-            if (f[i].stagger[d] < -1 || f[i].stagger[d] > 1)
-                return fail(g, STENC_ERR_ARG, "field %d: stagger must be -1, 0 or 1", i);
+            if (f[i].stagger[d] < -2 * g->info.ghost || f[i].stagger[d] > 2 * g->info.ghost)
+                return fail(g, STENC_ERR_ARG,
+                            "field %d: stagger %d along %c is out of range: extents nlocal-2*ghost .. nlocal+2*ghost "
+                            "(ghost width %d; a field smaller than that leaves a gap between blocks: it needs a ghost "
+                            "width of at least %d)", i, f[i].stagger[d], "xyz"[d], g->info.ghost,
+                            (-f[i].stagger[d] + 1) / 2);
     }
     return STENC_OK;
 }
@@ -196,11 +258,10 @@ struct stenc_halo_req {
 static int exchange_start(stenc_grid *g, int nf, const stenc_field *f, int d, int adjoint, stenc_halo_req *r)
 {
     const stenc_grid_info *I = &g->info;
-    const size_t h = (size_t)I->ghost;
     memset(r, 0, sizeof *r);
     r->nf = nf; r->d = d; r->adjoint = adjoint; r->f = f;
     size_t bytes = 0;
-    for (int i = 0; i < nf; ++i) bytes += slab(I, &f[i], d, 0, h, NULL, -1);
+    for (int i = 0; i < nf; ++i) bytes += slab(I, &f[i], d, 0, stenc_halo_width(I, &f[i], d), NULL, -1);
     int rc = STENC_OK;
     for (int s = 0; s < 2 && rc == STENC_OK; ++s) {
         if (I->neighbour[d][s] < 0) continue;
@@ -215,7 +276,7 @@ static int exchange_start(stenc_grid *g, int nf, const stenc_field *f, int d, in
         for (int i = 0; i < nf; ++i) {
             size_t lo = adjoint ? stenc_halo_ghost_at(I, &f[i], d, s)
                                 : (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d));
-            off += slab(I, &f[i], d, lo, h, r->sbuf[s] + off, 0);
+            off += slab(I, &f[i], d, lo, stenc_halo_width(I, &f[i], d), r->sbuf[s] + off, 0);
         }
         /* tag: the direction of travel, so that two messages between the
          * same pair (two processes, periodic) are told apart */
@@ -230,7 +291,6 @@ static int exchange_start(stenc_grid *g, int nf, const stenc_field *f, int d, in
 static int exchange_finish(stenc_grid *g, stenc_halo_req *r, int rc)
 {
     const stenc_grid_info *I = &g->info;
-    const size_t h = (size_t)I->ghost;
     const int d = r->d, nf = r->nf, adjoint = r->adjoint;
     const stenc_field *f = r->f;
     if (r->nreq && MPI_Waitall(r->nreq, r->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS && rc == STENC_OK)
@@ -238,14 +298,15 @@ static int exchange_finish(stenc_grid *g, stenc_halo_req *r, int rc)
     if (rc == STENC_OK && adjoint) /* the ghosts were sent: they become 0 */
         for (int s = 0; s < 2; ++s)
             if (I->neighbour[d][s] >= 0)
-                for (int i = 0; i < nf; ++i) slab(I, &f[i], d, stenc_halo_ghost_at(I, &f[i], d, s), h, NULL, 3);
+                for (int i = 0; i < nf; ++i)
+                    slab(I, &f[i], d, stenc_halo_ghost_at(I, &f[i], d, s), stenc_halo_width(I, &f[i], d), NULL, 3);
     for (int s = 0; s < 2 && rc == STENC_OK; ++s) {
         if (I->neighbour[d][s] < 0) continue;
         size_t off = 0;
         for (int i = 0; i < nf; ++i) {
             size_t lo = adjoint ? (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d))
                                 : stenc_halo_ghost_at(I, &f[i], d, s);
-            off += slab(I, &f[i], d, lo, h, r->rbuf[s] + off, adjoint ? 2 : 1);
+            off += slab(I, &f[i], d, lo, stenc_halo_width(I, &f[i], d), r->rbuf[s] + off, adjoint ? 2 : 1);
         }
     }
     for (int s = 0; s < 2; ++s) { free(r->sbuf[s]); free(r->rbuf[s]); }

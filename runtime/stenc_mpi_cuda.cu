@@ -66,9 +66,8 @@ static size_t slab_cuda(const stenc_grid_info *I, const stenc_field *f, int d, s
 static int exchange_dim_cuda(stenc_grid *g, int nf, const stenc_field *f, int d, int adjoint, cudaStream_t st)
 {
     const stenc_grid_info *I = &g->info;
-    const size_t h = (size_t)I->ghost;
     size_t bytes = 0;
-    for (int i = 0; i < nf; ++i) bytes += slab_cuda(I, &f[i], d, 0, h, NULL, -1, st);
+    for (int i = 0; i < nf; ++i) bytes += slab_cuda(I, &f[i], d, 0, stenc_halo_width(I, &f[i], d), NULL, -1, st);
     const int direct = cuda_aware();
     char *dsend[2] = {NULL, NULL}, *drecv[2] = {NULL, NULL}, *hsend[2] = {NULL, NULL}, *hrecv[2] = {NULL, NULL};
     int rc = STENC_OK;
@@ -86,7 +85,7 @@ static int exchange_dim_cuda(stenc_grid *g, int nf, const stenc_field *f, int d,
         for (int i = 0; i < nf; ++i) {
             size_t lo = adjoint ? stenc_halo_ghost_at(I, &f[i], d, s)
                                 : (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d));
-            off += slab_cuda(I, &f[i], d, lo, h, dsend[s] + off, 0, st);
+            off += slab_cuda(I, &f[i], d, lo, stenc_halo_width(I, &f[i], d), dsend[s] + off, 0, st);
         }
         if (!direct) cudaMemcpyAsync(hsend[s], dsend[s], bytes, cudaMemcpyDeviceToHost, st);
     }
@@ -107,7 +106,7 @@ static int exchange_dim_cuda(stenc_grid *g, int nf, const stenc_field *f, int d,
     if (rc == STENC_OK && adjoint)
         for (int s = 0; s < 2; ++s)
             if (I->neighbour[d][s] >= 0)
-                for (int i = 0; i < nf; ++i) slab_cuda(I, &f[i], d, stenc_halo_ghost_at(I, &f[i], d, s), h, NULL, 3, st);
+                for (int i = 0; i < nf; ++i) slab_cuda(I, &f[i], d, stenc_halo_ghost_at(I, &f[i], d, s), stenc_halo_width(I, &f[i], d), NULL, 3, st);
     for (int s = 0; s < 2 && rc == STENC_OK; ++s) {
         if (I->neighbour[d][s] < 0) continue;
         if (!direct) cudaMemcpyAsync(drecv[s], hrecv[s], bytes, cudaMemcpyHostToDevice, st);
@@ -115,7 +114,7 @@ static int exchange_dim_cuda(stenc_grid *g, int nf, const stenc_field *f, int d,
         for (int i = 0; i < nf; ++i) {
             size_t lo = adjoint ? (s == 0 ? stenc_halo_send_lo(I, &f[i], d) : stenc_halo_send_hi(I, &f[i], d))
                                 : stenc_halo_ghost_at(I, &f[i], d, s);
-            off += slab_cuda(I, &f[i], d, lo, h, drecv[s] + off, adjoint ? 2 : 1, st);
+            off += slab_cuda(I, &f[i], d, lo, stenc_halo_width(I, &f[i], d), drecv[s] + off, adjoint ? 2 : 1, st);
         }
     }
     if (cudaStreamSynchronize(st) != cudaSuccess || cudaGetLastError() != cudaSuccess)

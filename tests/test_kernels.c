@@ -197,6 +197,18 @@ START_TEST(stokes_kernels)
                 double got = Rx[IX3(i, j, k, nx - 1, ny - 3)];
                 ck_assert_msg(reldiff(got, want, 1e-12) < 1e-13, "residual at %zu %zu %zu", i, j, k);
             }
+    /* velocity: Vx[i+1, j+2, k+1] += dtau*Rx[i, j+1, k]; every other point kept */
+    double *V0 = dalloc(N);
+    memcpy(V0, Vx, N * sizeof *Vx);
+    CK_OK(stenc_stokes3d_velocity_3d_f64(nx, ny, nz, Vx, Rx, 0.3));
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j)
+            for (size_t i = 0; i < nx; ++i) {
+                int upd = i >= 1 && i + 1 < nx && j >= 2 && j + 2 < ny && k >= 1 && k + 1 < nz;
+                double want = V0[IX3(i, j, k, nx, ny)] + (upd ? 0.3 * Rx[IX3(i - 1, j - 1, k - 1, nx - 1, ny - 3)] : 0);
+                ck_assert_msg(reldiff(Vx[IX3(i, j, k, nx, ny)], want, 1e-12) < 1e-15, "velocity at %zu %zu %zu", i, j, k);
+            }
+    free(V0);
     free(Eta); free(Vx); free(Vy); free(Pt); free(EtaC); free(Txy); free(Rx);
 }
 END_TEST
@@ -269,6 +281,8 @@ static void f_shear(size_t *n, double **a) { CK_OK(stenc_stokes3d_shear_3d_f64(n
 static void a_shear(size_t *n, double **a, double **b) { CK_OK(stenc_stokes3d_shear_adjoint_3d_f64(n[0], n[1], n[2], a[0], a[1], a[2], 0.7, 1.3, b[0], b[1], b[2], b[3])); }
 static void f_res(size_t *n, double **a) { CK_OK(stenc_stokes3d_residual_3d_f64(n[0], n[1], n[2], a[2], a[0], a[1], 0.7, 1.3)); }
 static void a_res(size_t *n, double **a, double **b) { CK_OK(stenc_stokes3d_residual_adjoint_3d_f64(n[0], n[1], n[2], a[0], a[1], 0.7, 1.3, b[0], b[2], b[1])); }
+static void f_vel(size_t *n, double **a) { CK_OK(stenc_stokes3d_velocity_3d_f64(n[0], n[1], n[2], a[0], a[1], 0.6)); }
+static void a_vel(size_t *n, double **a, double **b) { CK_OK(stenc_stokes3d_velocity_adjoint_3d_f64(n[0], n[1], n[2], a[0], a[1], 0.6, b[0], b[1])); }
 static void f_bcx(size_t *n, double **a) { CK_OK(stenc_bc_bc_x_2d_f64(n[0], n[1], a[0])); }
 static void a_bcx(size_t *n, double **a, double **b) { CK_OK(stenc_bc_bc_x_adjoint_2d_f64(n[0], n[1], a[0], b[0])); }
 static void f_bcy(size_t *n, double **a) { CK_OK(stenc_bc_bc_y_2d_f64(n[0], n[1], a[0], 0.5)); }
@@ -287,6 +301,7 @@ static Kern kerns[] = {
     {"stokes viscosity", 2, {0}, {0, 1}, 1, f_visc, a_visc, {11, 8, 6}},
     {"stokes shear", 4, {0}, {0, 0, 0, 1}, 0, f_shear, a_shear, {11, 8, 6}},
     {"stokes residual", 3, {0}, {0, 0, 1}, 0, f_res, a_res, {11, 8, 6}},
+    {"stokes velocity", 2, {0}, {1, 0}, 0, f_vel, a_vel, {11, 8, 6}},
     {"bc_x", 1, {0}, {1}, 0, f_bcx, a_bcx, {9, 6, 1}},
     {"bc_y", 1, {0}, {1}, 0, f_bcy, a_bcy, {9, 6, 1}},
     {"diag", 2, {0}, {0, 1}, 0, f_diag, a_diag, {9, 6, 1}},
