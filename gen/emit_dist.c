@@ -65,14 +65,16 @@ static int count_role(const ArgList *L, int role)
     return c;
 }
 
-/* "int stenc_dist_E_[[]]stn_sfx[[]](struct stenc_grid *g, ARGS w/o sizes)" */
-static void print_head(FILE *f, const char *entry, const ArgList *L)
+/* "int stenc_dist_[cuda_]E_[[]]stn_sfx[[]](struct stenc_grid *g, ARGS w/o
+ * sizes[, struct CUstream_st *stream])" */
+static void print_head_for(FILE *f, const char *entry, const ArgList *L, int cuda)
 {
-    fprintf(f, "int stenc_dist_%s_[[]]stn_sfx[[]](struct stenc_grid *g", entry);
+    fprintf(f, "int stenc_dist_%s%s_[[]]stn_sfx[[]](struct stenc_grid *g", cuda ? "cuda_" : "", entry);
     for (int i = 0; i < L->n; ++i)
         if (L->role[i] != A_SIZE) fprintf(f, ", %s", L->decl[i]);
-    fprintf(f, ")");
+    fprintf(f, cuda ? ", struct CUstream_st *stream)" : ")");
 }
+static void print_head(FILE *f, const char *entry, const ArgList *L) { print_head_for(f, entry, L, 0); }
 
 /* the local entry's call: sizes from the box (or the block), arguments
  * replaced per role by what the wrapper passes */
@@ -170,10 +172,32 @@ static void dist_kernel(FILE *f, const char *entry, const ArgList *L, int D, int
     fprintf(f, ";\n}\n");
 }
 
+/* the same on device arrays: the CUDA entry on the local block, queued on
+ * stream (built with -DSTENC_DIST_CUDA, where the CUDA kernels exist) */
+static void dist_cuda_kernel(FILE *out, const char *entry, const ArgList *L, int D, int need, const char *what)
+{
+    Str proto;
+    str_open(&proto);
+    print_head_for(proto.f, entry, L, 1);
+    char *sp = str_close(&proto);
+    fprintf(out, "stn_dist_proto([[/* %s on a distributed grid of device arrays, queued on stream (ghost width >= %d; "
+                 "builds with CUDA): runtime/stenc_dist.h */\n%s;\n]])\n", what, need, sp);
+    fprintf(out, "stn_dist([[#ifdef STENC_DIST_CUDA\n%s\n{\n", sp);
+    fprintf(out, "    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
+    fprintf(out, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
+    fprintf(out, "    return stenc_cuda_%s_[[]]stn_sfx[[]](", entry);
+    for (int i = 0; i < L->n; ++i)
+        fprintf(out, i ? ", %s" : "%s", L->role[i] == A_SIZE ? (const char *[]){"st_n[0]", "st_n[1]", "st_n[2]"}[i]
+                                                              : L->name[i]);
+    fprintf(out, ", stream);\n}\n#endif\n]])\n\n");
+    free(sp);
+}
+
 /* The outermost dimension's write window of a kernel: every statement must
  * write planes [c, n + hi + c) with the same c and hi (a VAR index along
- * that dimension), and every written array a stagger of -1..1 (what a halo
- * update takes); returns 0 when the kernel cannot run in windows. */
+ * that dimension); returns 0 when the kernel cannot run in windows.  (The
+ * halo update refuses, at run time, a written array whose stagger the ghost
+ * width cannot take.) */
 static int hide_window(const Stencil *s, const Kernel *k, long *c, long *hi, long *smax)
 {
     const int d = s->dims - 1;
@@ -183,8 +207,6 @@ static int hide_window(const Stencil *s, const Kernel *k, long *c, long *hi, lon
         if (!st->loop[d] || st->lhs[d].kind != IK_VAR) return 0;
         if (i == 0) { *c = st->lhs[d].c; *hi = st->hi[d]; }
         else if (st->lhs[d].c != *c || st->hi[d] != *hi) return 0;
-        for (int e = 0; e < s->dims; ++e)
-            if (labs(s->arr[st->arr].ext[e]) > 1) return 0;
         if (s->arr[st->arr].ext[d] > *smax) *smax = s->arr[st->arr].ext[d];
     }
     return 1;
@@ -281,4 +303,5 @@ void emit_dist(FILE *out, const char *entry, const char *kind, int D, const char
     } else dist_kernel(out, entry, &L, D, need, what);
     fprintf(out, "]])\n\n");
     free(sp);
+    if (!strcmp(kind, "update") || !strcmp(kind, "adjoint")) dist_cuda_kernel(out, entry, &L, D, need, what);
 }

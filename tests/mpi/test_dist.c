@@ -559,6 +559,12 @@ static void check_bad_input(MPI_Comm comm)
     rc = stenc_dist_stokes3d_residual_3d_f64(g, a, b, c, 1, 1);
     CHECK(rc == STENC_ERR_GHOST && strstr(stenc_grid_error(g), "residual") && strstr(stenc_grid_error(g), "at least 2"),
           "stokes residual on ghost width 1: %s (%s)", stenc_strerror(rc), stenc_grid_error(g));
+#ifdef STENC_DIST_CUDA
+    /* the device entry point checks the grid before it touches the device */
+    rc = stenc_dist_cuda_stokes3d_residual_3d_f64(g, a, b, c, 1, 1, NULL);
+    CHECK(rc == STENC_ERR_GHOST && strstr(stenc_grid_error(g), "at least 2"), "device stokes residual on ghost width 1: %s",
+          stenc_strerror(rc));
+#endif
     free(a); free(b); free(c);
     stenc_grid_free(g);
 }

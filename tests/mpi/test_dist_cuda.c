@@ -1,13 +1,57 @@
 /* The device halo update and its adjoint (stenc_halo_*_cuda) against the
- * host ones, under mpirun: the same fields (one staggered, float and
- * double) give bitwise the same ghosts, and <H x, y> = <x, H^T y>.  Exit 77
- * (skipped) without a CUDA device. */
+ * host ones, under mpirun: the same fields (one staggered: one point longer
+ * along x and three shorter along y; float and double) give bitwise the
+ * same ghosts; and ten 3D diffusion steps through the distributed device
+ * entry point (stenc_dist_cuda_diffusion_step_3d_f64 + device halo update)
+ * equal the host ones to 1e-13.  Exit 77 (skipped) without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "diffusion.h"
 #include "stenc_mpi.h"
+
+/* ten distributed diffusion steps on the device against the host (the
+ * device entry points exist in builds with CUDA: STENC_DIST_CUDA) */
+static void diffusion_device(int *checks, int *fails, int rank)
+{
+#ifndef STENC_DIST_CUDA
+    (void)checks; (void)fails; (void)rank;
+#else
+    size_t n[3] = {21, 18, 15}, N = n[0] * n[1] * n[2];
+    stenc_grid *g;
+    char err[200];
+    ++*checks;
+    if (stenc_grid_create(MPI_COMM_WORLD, 3, n, 1, NULL, NULL, &g, err, sizeof err)) { ++*fails; return; }
+    double *T = malloc(N * 8), *T2 = malloc(N * 8), *C = malloc(N * 8), *back = malloc(N * 8);
+    for (size_t q = 0; q < N; ++q) { T[q] = sin(0.01 * (double)q + rank); C[q] = 1 + 0.5 * cos(0.03 * (double)q); }
+    memcpy(T2, T, N * 8);
+    void *dT = NULL, *dT2 = NULL, *dC = NULL;
+    stenc_cuda_malloc(&dT, N * 8); stenc_cuda_malloc(&dT2, N * 8); stenc_cuda_malloc(&dC, N * 8);
+    stenc_cuda_to_device(dT, T, N * 8); stenc_cuda_to_device(dT2, T2, N * 8); stenc_cuda_to_device(dC, C, N * 8);
+    int rc = STENC_OK;
+    for (int s = 0; s < 10 && rc == STENC_OK; ++s) {
+        stenc_field fh = {T2, 8, {0, 0, 0}}, fd = {dT2, 8, {0, 0, 0}};
+        rc = stenc_dist_diffusion_step_3d_f64(g, T2, T, C, 0.1, 1, 1, 1, 1);
+        if (rc == STENC_OK) rc = stenc_halo_update(g, 1, &fh);
+        if (rc == STENC_OK) rc = stenc_dist_cuda_diffusion_step_3d_f64(g, dT2, dT, dC, 0.1, 1, 1, 1, 1, NULL);
+        if (rc == STENC_OK) rc = stenc_halo_update_cuda(g, 1, &fd, NULL);
+        double *t = T; T = T2; T2 = t;
+        void *d = dT; dT = dT2; dT2 = d;
+    }
+    stenc_cuda_to_host(back, dT, N * 8);
+    double worst = 0;
+    for (size_t q = 0; q < N; ++q) worst = fmax(worst, fabs(back[q] - T[q]));
+    if (rc != STENC_OK || !(worst <= 1e-13)) {
+        ++*fails;
+        fprintf(stderr, "rank %d: device diffusion: %s, largest difference %.3g\n", rank, stenc_strerror(rc), worst);
+    }
+    stenc_cuda_free(dT); stenc_cuda_free(dT2); stenc_cuda_free(dC);
+    free(T); free(T2); free(C); free(back);
+    stenc_grid_free(g);
+#endif
+}
 
 int main(int argc, char **argv)
 {
@@ -29,7 +73,8 @@ int main(int argc, char **argv)
             stenc_grid *g;
             char err[200];
             if (stenc_grid_create(MPI_COMM_WORLD, D, n, 2, pr, NULL, &g, err, sizeof err)) { ++fails; continue; }
-            size_t m0 = n[0] * n[1] * n[2], m1 = (n[0] + 1) * n[1] * n[2];
+            const int sb[3] = {per ? 0 : 1, per ? 0 : -3, 0};
+            size_t m0 = n[0] * n[1] * n[2], m1 = (n[0] + (size_t)sb[0]) * (n[1] + (size_t)sb[1]) * n[2];
             double *a = malloc(m0 * 8), *ah = malloc(m0 * 8);
             float *b = malloc(m1 * 4), *bh = malloc(m1 * 4);
             for (size_t q = 0; q < m0; ++q) a[q] = sin(0.37 * (double)q + rank);
@@ -42,8 +87,8 @@ int main(int argc, char **argv)
                 stenc_cuda_to_device(db, b, m1 * 4);
                 memcpy(ah, a, m0 * 8);
                 memcpy(bh, b, m1 * 4);
-                stenc_field fh[2] = {{ah, 8, {0, 0, 0}}, {bh, 4, {per ? 0 : 1, 0, 0}}};
-                stenc_field fd[2] = {{da, 8, {0, 0, 0}}, {db, 4, {per ? 0 : 1, 0, 0}}};
+                stenc_field fh[2] = {{ah, 8, {0, 0, 0}}, {bh, 4, {sb[0], sb[1], 0}}};
+                stenc_field fd[2] = {{da, 8, {0, 0, 0}}, {db, 4, {sb[0], sb[1], 0}}};
                 int r1 = adj ? stenc_halo_adjoint(g, 2, fh) : stenc_halo_update(g, 2, fh);
                 int r2 = adj ? stenc_halo_adjoint_cuda(g, 2, fd, NULL) : stenc_halo_update_cuda(g, 2, fd, NULL);
                 double *ad = malloc(m0 * 8);
@@ -64,6 +109,7 @@ int main(int argc, char **argv)
             free(a); free(ah); free(b); free(bh);
             stenc_grid_free(g);
         }
+    diffusion_device(&checks, &fails, rank);
     int all[2] = {0, 0}, mine[2] = {checks, fails};
     MPI_Reduce(mine, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (!rank) printf("%d%%: Checks: %d, Failures: %d, Errors: 0   (test_dist_cuda)\n", all[0] ? 100 * (all[0] - all[1]) / all[0] : 0, all[0], all[1]);
