@@ -156,7 +156,7 @@ static void point_index(FILE *f, const Stencil *s, const char *name, const char 
  * fold into plain clamps and wraps. */
 static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                      int modespec, const char *borderrow, const char *xend, const char *roll, const char *rinit,
-                     const char *rsize)
+                     const char *rsize, int rstate)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -174,12 +174,12 @@ static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const
     print_quoted(out, rinit);
     fprintf(out, ", ");
     print_quoted(out, rsize);
-    fprintf(out, ")\n");
+    fprintf(out, ", %d)\n", rstate);
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
 {
-    job_mode(out, D, acc, beta, box, interior, border, 0, "", "", "", "", "");
+    job_mode(out, D, acc, beta, box, interior, border, 0, "", "", "", "", "", 0);
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -701,12 +701,19 @@ static void point_sums_store(FILE *f, int N, const int *diff, const char *const 
 /* ---- rolling rows of partials (C backend, gradients of costly reductions) ----
  * The gather form evaluates every tap's partial once per tap, so a point costs
  * as many square roots (divisions, ...) as the reduction has taps.  In an
- * interior row the C kernels instead compute each partial once per point of a
- * row of partials and keep the rows a gather needs in a per-thread ring:
- * rows roll along y (a new row per row), and in 3D each distinct z offset of
- * the taps has its own ring (partials are recomputed once per z offset).  The
- * newest row is computed strip by strip just before the strip's gather, so
- * both stay in L1.  The CUDA kernels keep the direct gather. */
+ * interior row the C kernels instead evaluate the reduction once per point of
+ * a row of "R points", store each tap's partial in a per-thread ring, and
+ * gather from the ring.  The newest R row (the highest y, and in 3D the
+ * highest z, any point of the row needs) is computed strip by strip just
+ * before the strip's gather, so both stay in L1.  A tap whose consumer is
+ * on the same plane as its R point (lag 0) keeps a ring of the last
+ * maxy-miny+1 rows; in 3D a tap consumed lag > 0 planes later keeps the
+ * current y tile's rows of every plane alive (maxz-minz+1; the rows walk a
+ * tile plane by plane, and a thread's chunks follow each other; a row's
+ * place is its distance from the tile's first R row, no division), so
+ * each R point is evaluated once, not once per z offset of the taps.  Rows a
+ * point needs that are not in the ring (the start of a chunk, a tile or a
+ * plane) are computed first.  The CUDA kernels keep the direct gather. */
 static int costly_tag = -1;
 static int costly_rec(Node *n, int tag)
 {
@@ -721,120 +728,220 @@ static int costly_rec(Node *n, int tag)
 static int costly(Node *n) { return costly_rec(n, --costly_tag); }
 
 typedef struct {
-    int ng;              /* groups (distinct z offsets of the taps) */
-    long oz[MAXTAP];     /* each group's z offset */
-    int grp[MAXTAP];     /* each tap's group */
-    long miny, maxy, minx, maxx;
-    int depth;           /* rows per ring */
-    int nslot;           /* arrays per ring row: one per tap */
+    long minx, maxx, miny, maxy, minz, maxz;
+    int depth;           /* rows of a lag-0 ring: maxy - miny + 1 */
+    int nplane;          /* planes of R points alive: maxz - minz + 1 */
+    int lag[MAXTAP];     /* planes between a tap's R point and its consumer */
+    long base0[MAXTAP];  /* a tap's first ring row: base0 + base1*st_tyr */
+    long base1[MAXTAP];
+    long size0, size1;   /* ring rows per thread: size0 + size1*st_tyr */
 } Roll;
 
-/* rows jq of group g's partials for x in [XA, XB): CSE block per point */
-static void roll_rows(FILE *f, const Roll *R, const Stencil *es, const Ext *E, int g, int ndt, Node **part, Node *value,
-                      const char *xa, const char *xb, const char *ind)
+/* where each tap's rows live: plan only, no printing */
+static void plan_roll(const Stencil *s, int ndt, Node **dtaps, Roll *R)
+{
+    const int D = s->dims;
+    memset(R, 0, sizeof *R);
+    R->minx = R->maxx = dtaps[0]->idx[0].c;
+    R->miny = R->maxy = dtaps[0]->idx[1].c;
+    R->minz = R->maxz = D == 3 ? dtaps[0]->idx[2].c : 0;
+    for (int t = 0; t < ndt; ++t) {
+        const long ox = dtaps[t]->idx[0].c, oy = dtaps[t]->idx[1].c, oz = D == 3 ? dtaps[t]->idx[2].c : 0;
+        R->minx = ox < R->minx ? ox : R->minx; R->maxx = ox > R->maxx ? ox : R->maxx;
+        R->miny = oy < R->miny ? oy : R->miny; R->maxy = oy > R->maxy ? oy : R->maxy;
+        R->minz = oz < R->minz ? oz : R->minz; R->maxz = oz > R->maxz ? oz : R->maxz;
+    }
+    R->depth = (int)(R->maxy - R->miny + 1);
+    R->nplane = (int)(R->maxz - R->minz + 1);
+    for (int t = 0; t < ndt; ++t) {
+        R->lag[t] = (int)((D == 3 ? dtaps[t]->idx[2].c : 0) - R->minz);
+        R->base0[t] = R->size0;
+        R->base1[t] = R->size1;
+        if (R->lag[t] == 0) R->size0 += R->depth;
+        else R->size1 += R->nplane; /* slots of the planes' bookkeeping: a plane's rows live as long as it says */
+    }
+}
+
+/* the ring row of tap t for R row (JQ, KQ) */
+static void print_ring_row(FILE *f, const Roll *R, int t, const char *jq, const char *kq)
+{
+    fprintf(f, "st_rb + (size_t)(%ld + %ld * st_tyr + ", R->base0[t], R->base1[t]);
+    if (R->lag[t] == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
+    else fprintf(f, "stenc_imod(%s, %d) * st_tyr + (%s - st_jt)", kq, R->nplane, jq);
+    fprintf(f, ") * (size_t)st_rw");
+}
+
+/* what the rolling rows print from: the reduction and its entry */
+typedef struct {
+    const Stencil *s, *es;
+    const Ext *E;
+    const Reduce *r;
+    int N, ndt, want_v, first_read;
+    const int *diff, *reads, *params;
+    Node **dtaps, **part;
+    const char *fn;      /* helper name prefix: stenc_h_BASE_KIND_Dd */
+} RollIn;
+
+/* The function that computes R row (st_jq, st_kq), lag planes behind the
+ * newest, for x in [st_xa, st_xb): the partials of the taps still needed
+ * (lag[t] >= lag) into the ring and, with value, the reduction's value into
+ * the strip buffer.  Its own small function (C only, not inlined): inside
+ * the kernel's big parallel body GCC keeps the row pointers on the stack
+ * and reloads them every iteration (perf/NOTES.md section 11). */
+static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    PrintCtx pc = {es, TAP_DIRECT, E->names, vars};
+    PrintCtx pc = {in->es, TAP_DIRECT, in->E->names, vars};
+    const int D = in->s->dims;
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : "");
+    for (int d = 0; d < D; ++d) fprintf(f, ", ptrdiff_t st_n%d", d);
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) fprintf(f, ", const stn_real *stn_restrict %s", in->s->arr[a].name);
+    for (int p = 0; p < in->s->nparam; ++p)
+        if (in->params[p]) fprintf(f, ", stn_real %s", in->s->param[p]);
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+            value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "");
+    for (int d = 0; d < D; ++d) fprintf(f, " (void)st_n%d;", d);
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) fprintf(f, " (void)%s;", in->s->arr[a].name);
+    for (int p = 0; p < in->s->nparam; ++p)
+        if (in->params[p]) fprintf(f, " (void)%s;", in->s->param[p]);
+    fprintf(f, "\n");
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) setup_strides(f, in->s, a, in->s->arr[a].name);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
     const char *fm[MAXTAP + 1];
     int nr = 0;
-    fprintf(f, "%s{\n%s    const ptrdiff_t st_sl = stenc_imod(st_jq, %d);\n", ind, ind, R->depth);
-    for (int t = 0; t < ndt; ++t) {
-        if (R->grp[t] != g) continue;
-        fprintf(f, "%s    stn_real *stn_restrict st_w%d = st_rb + (size_t)((%d + st_sl) * %d + %d) * (size_t)st_rw;\n", ind, t,
-                g * R->depth, R->nslot, t);
-        roots[nr] = part[t];
+    for (int t = 0; t < in->ndt; ++t) {
+        if (R->lag[t] < lag) continue;
+        fprintf(f, "    stn_real *stn_restrict st_w%d = ", t);
+        print_ring_row(f, R, t, "st_jq", "st_kq");
+        fprintf(f, ";\n");
+        roots[nr] = in->part[t];
         snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", t);
         fm[nr] = fmb[nr];
         ++nr;
     }
-    if (value) { /* the reduction's value along the strip and its halo; only the strip's own points are summed */
-        roots[nr] = value;
+    if (value) { /* along the strip and its halo; only the strip's own points are summed */
+        roots[nr] = in->r->f;
         fm[nr] = "st_vb[i - st_vx] = %s;";
         ++nr;
     }
-    char in2[64];
-    snprintf(in2, sizeof in2, "%s        ", ind);
-    fprintf(f, "%s    #pragma omp simd\n%s    for (ptrdiff_t i = %s; i < %s; ++i) {\n", ind, ind, xa, xb);
-    pr_c_block(f, &pc, roots, nr, fm, in2);
-    fprintf(f, "%s    }\n%s}\n", ind, ind);
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
+    pr_c_block(f, &pc, roots, nr, fm, "        ");
+    fprintf(f, "    }\n}\n]])\n");
+}
+
+/* the call of that function for x in [XA, XB) */
+static void roll_call(FILE *f, const RollIn *in, int lag, int value, const char *xa, const char *xb, const char *ind)
+{
+    fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : "", xa, xb);
+    for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", st_n%d", d);
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) fprintf(f, ", %s", in->s->arr[a].name);
+    for (int p = 0; p < in->s->nparam; ++p)
+        if (in->params[p]) fprintf(f, ", %s", in->s->param[p]);
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s);\n", value ? ", st_vb, st_vx" : "");
+}
+
+/* The rows of each plane of R points that row (j, k) needs and the ring does
+ * not hold: per plane slot, the tile, plane and row range [st_hl, st_hh]
+ * computed last (contiguous); a miss recomputes the whole range.  The newest
+ * plane's newest row is left to the strips. */
+static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
+{
+    const int D = in->s->dims;
+    const char *K = D == 3 ? "k" : "0", *T = D == 3 ? "st_t" : "0";
+    char xa[64], xb[64];
+    snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
+    snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    for (int L = R->nplane - 1; L >= 0; --L) {
+        fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_s = stenc_imod(st_kq, %d);\n",
+                K, -R->minz - L, R->nplane);
+        fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j%+ld;\n", -R->maxy, -R->miny - (L == 0));
+        fprintf(f, "                ptrdiff_t st_j0 = st_ja;\n");
+        fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
+        fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
+        fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq)\n");
+        roll_call(f, in, L, 0, xa, xb, "                    ");
+        /* the newest plane's newest row is computed by the strips below */
+        fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
+    }
 }
 
 /* The interior of an interior row with rolling partial rows, or NULL (the
  * direct gather is used) when the partials are cheap.  *init gets the
- * per-chunk state, *size the per-thread ring size in elements. */
-static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r, int N, const int *diff, int ndt,
-                       Node **dtaps, Node **part, int want_v, int first_read, char **init, char **size)
+ * per-chunk state, *size the per-thread ring size in rows, *state the
+ * per-thread bookkeeping size; the row functions go to help. */
+static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state)
 {
-    int D = s->dims, any = 0;
+    const Stencil *s = in->s, *es = in->es;
+    const Ext *E = in->E;
+    const int D = s->dims, N = in->N, ndt = in->ndt, want_v = in->want_v;
+    const int *diff = in->diff;
+    Node **dtaps = in->dtaps;
+    int any = 0;
     if (D < 2 || ndt < 2) return NULL;
-    for (int t = 0; t < ndt; ++t) any |= costly(part[t]);
+    for (int t = 0; t < ndt; ++t) any |= costly(in->part[t]);
     if (!any) return NULL;
-    Roll R = {0};
-    R.miny = R.maxy = dtaps[0]->idx[1].c;
-    R.minx = R.maxx = dtaps[0]->idx[0].c;
-    for (int t = 0; t < ndt; ++t) {
-        long ox = dtaps[t]->idx[0].c, oy = dtaps[t]->idx[1].c, oz = D == 3 ? dtaps[t]->idx[2].c : 0;
-        if (ox < R.minx) R.minx = ox;
-        if (ox > R.maxx) R.maxx = ox;
-        if (oy < R.miny) R.miny = oy;
-        if (oy > R.maxy) R.maxy = oy;
-        int g = 0;
-        while (g < R.ng && R.oz[g] != oz) ++g;
-        if (g == R.ng) R.oz[R.ng++] = oz;
-        R.grp[t] = g;
-    }
-    R.depth = (int)(R.maxy - R.miny + 1);
-    R.nslot = ndt;
+    Roll R;
+    plan_roll(s, ndt, dtaps, &R);
+    const char *K = D == 3 ? "k" : "0";
+    /* the value rides along with the newest row when that row is the point's own (forward taps) */
+    const int vg = want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
+    for (int L = 0; L < R.nplane; ++L) roll_helper(help, &R, in, L, 0);
+    if (vg) roll_helper(help, &R, in, 0, 1);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
-    fprintf(a.f, "ptrdiff_t st_hj[%d], st_hk[%d];\n        for (int st_g = 0; st_g < %d; ++st_g) { st_hj[st_g] = PTRDIFF_MIN; st_hk[st_g] = PTRDIFF_MIN; }\n",
-            R.ng, R.ng, R.ng);
-    fprintf(b.f, "%d", R.ng * R.depth * R.nslot);
+    /* per thread: the chunk it ran last, then per plane slot the tile, plane
+     * and row range in the ring; a chunk that does not follow the thread's
+     * last one starts with an empty ring */
+    *state = 1 + 4 * R.nplane;
+    fprintf(a.f, "ptrdiff_t *const st_rs = st_rstate + (size_t)stenc_omp_thread() * %d;\n", *state);
+    fprintf(a.f, "        ptrdiff_t *const st_ht = st_rs + 1, *const st_hk = st_ht + %d, *const st_hl = st_hk + %d, "
+                 "*const st_hh = st_hl + %d;\n", R.nplane, R.nplane, R.nplane);
+    fprintf(a.f, "        if (st_c == 0 || st_rs[0] != st_c) for (int st_g = 0; st_g < %d; ++st_g) st_ht[st_g] = PTRDIFF_MIN;\n",
+            R.nplane);
+    fprintf(a.f, "        st_rs[0] = st_c + 1;\n");
+    if (D == 3) fprintf(a.f, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R.depth - 1);
+    else fprintf(a.f, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
+    if (D == 3) fprintf(b.f, "%ld + %ld * (st_ty + %d)", R.size0, R.size1, R.depth - 1);
+    else fprintf(b.f, "%ld", R.size0);
     FILE *f = c.f;
-    char xa[64], xb[64];
     fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
-    /* older rows this row needs that are not in the ring yet (a new chunk or plane) */
-    for (int g = 0; g < R.ng; ++g) {
-        fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld; (void)st_kq;\n", D == 3 ? "k" : "0", D == 3 ? -R.oz[g] : 0L);
-        fprintf(f, "                ptrdiff_t st_j0 = j%+ld;\n", -R.maxy);
-        fprintf(f, "                if (st_hk[%d] == %s && st_hj[%d] >= st_j0) st_j0 = st_hj[%d] + 1;\n", g, D == 3 ? "k" : "0", g, g);
-        fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq < j%+ld; ++st_jq)\n", -R.miny);
-        snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
-        snprintf(xb, sizeof xb, "st_ib%+ld", -R.minx);
-        roll_rows(f, &R, es, E, g, ndt, part, NULL, xa, xb, "                ");
-        fprintf(f, "                st_hj[%d] = j%+ld; st_hk[%d] = %s;\n            }\n", g, -R.miny, g, D == 3 ? "k" : "0");
-    }
+    /* a lagged tap's rows of a plane: from the tile's first row's lowest R row on */
+    if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R.maxy);
+    else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
+    print_roll_catchup(f, &R, in);
     /* strips: the newest row's partials, then the gather */
-    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 256) {\n"
-               "            const ptrdiff_t st_ie = st_ib - st_i0 < 256 ? st_ib : st_i0 + 256;\n");
-    /* the value rides along with the newest row when that row is the point's own (forward taps) */
-    int vg = -1;
-    for (int g = 0; g < R.ng; ++g)
-        if (want_v && R.oz[g] == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0) vg = g; /* the strip covers the points */
-    if (vg >= 0)
-        fprintf(f, "            stn_real st_vb[%ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", 256 + R.maxx - R.minx, -R.maxx);
-    for (int g = 0; g < R.ng; ++g) {
-        fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld; (void)st_kq;\n", D == 3 ? "k" : "0",
-                D == 3 ? -R.oz[g] : 0L, -R.miny);
-        snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
-        snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
-        roll_rows(f, &R, es, E, g, ndt, part, g == vg ? r->f : NULL, xa, xb, "                ");
-        fprintf(f, "            }\n");
-    }
+    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
+               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+    if (vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP + %ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", R.maxx - R.minx, -R.maxx);
+    char xa[64], xb[64];
+    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
+    snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
+    snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
+    roll_call(f, in, 0, vg, xa, xb, "                ");
+    fprintf(f, "            }\n");
     /* the rows each tap reads */
-    for (int t = 0; t < ndt; ++t)
-        fprintf(f, "            const stn_real *stn_restrict st_r%d = st_rb + (size_t)((%d + stenc_imod(j%+ld, %d)) * %d + %d) * (size_t)st_rw;\n",
-                t, R.grp[t] * R.depth, -dtaps[t]->idx[1].c, R.depth, R.nslot, t);
+    for (int t = 0; t < ndt; ++t) {
+        char jq[48], kq[48];
+        snprintf(jq, sizeof jq, "j%+ld", -dtaps[t]->idx[1].c);
+        snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -dtaps[t]->idx[2].c : 0L);
+        fprintf(f, "            const stn_real *stn_restrict st_r%d = ", t);
+        print_ring_row(f, &R, t, jq, kq);
+        fprintf(f, ";\n");
+    }
     fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n",
-            want_v && vg < 0 ? "stn_real st_vb[256];\n            " : "");
+            want_v && !vg ? "stn_real st_vb[STENC_RSTRIP];\n            " : "");
     fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
-    point_index(f, es, s->arr[first_read].name, "st_q");
+    point_index(f, es, s->arr[in->first_read].name, "st_q");
     fprintf(f, "\n");
-    if (want_v && vg < 0) { /* the value at the point itself, from x */
+    if (want_v && !vg) { /* the value at the point itself, from x */
         PrintCtx pcd = {es, TAP_DIRECT, E->names, NULL};
-        Node *root = r->f;
+        Node *root = in->r->f;
         const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
         pr_c_block(f, &pcd, &root, 1, fm, "                ");
     }
@@ -852,7 +959,7 @@ static char *roll_body(const Stencil *s, const Stencil *es, const Ext *E, const 
         }
         fprintf(f, "; stn_gstore(%s, st_q) }\n", E->names[N + arr]);
     }
-    if (vg >= 0) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
+    if (vg) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
     else fprintf(f, "            }\n%s            }\n        }\n", want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     *init = str_close(&a);
     *size = str_close(&b);
@@ -899,7 +1006,16 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                  "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
                  "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n",
             border);
+    PrintCtx pqh = pq;
+    int hq = 0;
     if (want_v) {
+        Node *root = r->f;
+        Str h; /* the value's mapped y/z rows, hoisted out of its x loop when possible */
+        str_open(&h);
+        hq = pr_hoisted_yz(h.f, s, &root, 1, vars_q, "                    ");
+        char *sh = str_close(&h);
+        if (hq) { fprintf(b.f, "                {\n%s", sh); pqh.tapmode = TAP_HOISTED_YZ; }
+        free(sh);
         fprintf(b.f, "                if (j >= st_dlo1 && j < st_dhi1%s) {\n"
                      "                    stn_real st_vb[256];\n"
                      "                    #pragma omp simd\n"
@@ -907,9 +1023,9 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                      "                        const ptrdiff_t i = st_i0 + st_ii, st_vi = st_ii;\n",
                 D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
         const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
-        Node *root = r->f;
-        pr_c_block(b.f, &pq, &root, 1, fm, "                        ");
+        pr_c_block(b.f, &pqh, &root, 1, fm, "                        ");
         fprintf(b.f, "                    }\n                    stn_vsum(st_len)\n                }\n");
+        if (hq) fprintf(b.f, "                }\n");
     }
     if (want_g) {
         for (int a = 0; a < N; ++a)
@@ -927,14 +1043,16 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                         dtaps[t]->idx[2].c);
             fprintf(b.f, "                    for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
                          "                    for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1) {\n"
-                         "                        (void)st_p2;\n"
-                         "                        #pragma omp simd\n"
+                         "                        (void)st_p2;\n");
+            PrintCtx pph = pp;
+            if (pr_hoisted_yz(b.f, s, &pt, 1, vars_p, "                        ")) pph.tapmode = TAP_HOISTED_YZ;
+            fprintf(b.f, "                        #pragma omp simd\n"
                          "                        for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
                          "                            const ptrdiff_t i = st_i0 + st_ii; (void)i;\n");
             char fmb[64];
             snprintf(fmb, sizeof fmb, "st_ga%d[st_ii] += %%s;", dtaps[t]->ref);
             const char *fm[1] = {fmb};
-            pr_c_block(b.f, &pp, &pt, 1, fm, "                            ");
+            pr_c_block(b.f, &pph, &pt, 1, fm, "                            ");
             fprintf(b.f, "                        }\n                    }\n                }\n");
         }
         fprintf(b.f, "                #pragma omp simd\n"
@@ -1067,6 +1185,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     }
     free(shstr);
     char *shelp = str_close(&help);
+    Str rollhelp; /* the rolling rows' functions (C only), added to the helpers */
+    str_open(&rollhelp);
 
     /* value-domain and interior bounds (box decl prefix) */
     Str dom;
@@ -1256,7 +1376,11 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         char *sxe = str_close(&xe);
         char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, &bd);
         char *rinit = NULL, *rsize = NULL;
-        char *sroll = want_g ? roll_body(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, first_read, &rinit, &rsize) : NULL;
+        int rstate = 0;
+        char fn[240];
+        snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", base, kname, D);
+        const RollIn rin = {s, es, &E, r, N, ndt, want_v, first_read, diff, reads, params, dtaps, part, fn};
+        char *sroll = want_g ? roll_body(&rin, rollhelp.f, &rinit, &rsize, &rstate) : NULL;
 
         char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
         char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
@@ -1266,7 +1390,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         print_quoted(out, sdoc); fprintf(out, ",\n");
         entry_pieces(out, sargs, schk, sset);
         fprintf(out, ",\n[[");
-        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "");
+        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "",
+                 rstate);
         free(sbr);
         free(sxe);
         free(sroll); free(rinit); free(rsize);
@@ -1284,7 +1409,13 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         }
         free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
     }
-    *helpers = shelp;
+    char *srh = str_close(&rollhelp);
+    Str all;
+    str_open(&all);
+    fprintf(all.f, "%s%s", shelp, srh);
+    *helpers = str_close(&all);
+    free(shelp);
+    free(srh);
     free(sha); free(shc); free(sdom); free(svoid);
     return 0;
 }

@@ -148,7 +148,10 @@ int ex_uses_param(Node *n, int p);
 /* how a tap's indices are printed: direct, all mapped by the boundary mode
  * (mode), y/z mapped (st_mode, in border rows), x mapped (mode, in the
  * helpers for the row ends of interior rows) */
-enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X };
+enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X, TAP_HOISTED_YZ };
+/* TAP_HOISTED_YZ: like TAP_MAPPED_YZ, with each mapped y/z index read from a
+ * variable declared before the loop (pr_hoisted_yz): the index maps' branches
+ * inside an x loop keep GCC from vectorising it */
 typedef struct {
     const Stencil *s;
     int tapmode;
@@ -164,6 +167,10 @@ void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
 /* Print one expression in the stencil language (no temporaries). */
 void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *arrname);
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
+/* declarations of the mapped y/z indices the taps of the roots read, for
+ * TAP_HOISTED_YZ; vars: the y/z point variables (vars[1], vars[2]).
+ * Returns 0 (and prints nothing) when an offset is too large to hoist. */
+int pr_hoisted_yz(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *vars, const char *ind);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */

@@ -58,7 +58,9 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
                       (pc->tapmode == TAP_MAPPED_X && d == 0)) &&
                      t->idx[d].kind == IK_VAR;
         /* MAPPED_YZ is used inline in mode-specialised loops: st_mode */
-        if (mapped)
+        if (pc->tapmode == TAP_HOISTED_YZ && d > 0 && t->idx[d].kind == IK_VAR)
+            fprintf(f, "st_m%d%c%ld", d, t->idx[d].c < 0 ? 'n' : 'p', labs(t->idx[d].c));
+        else if (mapped)
             fprintf(f, "(ptrdiff_t)stenc_map(%s, %ld, st_n%d, %s)", pc->vars ? pc->vars[d] : dimvar(d), t->idx[d].c, d,
                     pc->tapmode == TAP_MAPPED_YZ ? "st_mode" : "mode");
         else {
@@ -69,6 +71,32 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
     }
     for (int d = 1; d < D; ++d) fprintf(f, ")");
     fprintf(f, "]");
+}
+
+int pr_hoisted_yz(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *vars, const char *ind)
+{
+    enum { SPAN = 64 };
+    char seen[3][2 * SPAN + 1] = {{0}};
+    for (int r = 0; r < nroots; ++r) { /* offsets past SPAN: not hoisted (the caller maps inline) */
+        Node *taps[MAXTAP];
+        int nt = ex_taps(roots[r], -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP; ++t)
+            for (int d = 1; d < s->dims; ++d)
+                if (taps[t]->idx[d].kind == IK_VAR && labs(taps[t]->idx[d].c) > SPAN) return 0;
+    }
+    for (int r = 0; r < nroots; ++r) {
+        Node *taps[MAXTAP];
+        int nt = ex_taps(roots[r], -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP; ++t)
+            for (int d = 1; d < s->dims; ++d) {
+                long c = taps[t]->idx[d].c;
+                if (taps[t]->idx[d].kind != IK_VAR || labs(c) > SPAN || seen[d][c + SPAN]) continue;
+                seen[d][c + SPAN] = 1;
+                fprintf(f, "%sconst ptrdiff_t st_m%d%c%ld = (ptrdiff_t)stenc_map(%s, %ld, st_n%d, st_mode);\n", ind, d,
+                        c < 0 ? 'n' : 'p', labs(c), vars[d], c, d);
+            }
+    }
+    return 1;
 }
 
 static void count_uses(Node *n, int tag)
