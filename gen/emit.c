@@ -700,20 +700,27 @@ static void point_sums_store(FILE *f, int N, const int *diff, const char *const 
 
 /* ---- rolling rows of partials (C backend, gradients of costly reductions) ----
  * The gather form evaluates every tap's partial once per tap, so a point costs
- * as many square roots (divisions, ...) as the reduction has taps.  In an
- * interior row the C kernels instead evaluate the reduction once per point of
- * a row of "R points", store each tap's partial in a per-thread ring, and
- * gather from the ring.  The newest R row (the highest y, and in 3D the
- * highest z, any point of the row needs) is computed strip by strip just
- * before the strip's gather, so both stay in L1.  A tap whose consumer is
- * on the same plane as its R point (lag 0) keeps a ring of the last
- * maxy-miny+1 rows; in 3D a tap consumed lag > 0 planes later keeps the
- * current y tile's rows of every plane alive (maxz-minz+1; the rows walk a
- * tile plane by plane, and a thread's chunks follow each other; a row's
- * place is its distance from the tile's first R row, no division), so
- * each R point is evaluated once, not once per z offset of the taps.  Rows a
+ * as many square roots (divisions, ...) as the reduction has taps, and a
+ * linear reduction as many evaluations of its stencil.  In an interior row
+ * the C kernels instead evaluate the reduction once per point of a row of
+ * "R points", store what the partials are made of in a per-thread ring, and
+ * gather from the ring.  What is stored ("slots"): each partial is split
+ * into terms coefficient * factor (coefficients free of taps), and each
+ * distinct factor is one slot; G[q] sums coefficient * slot over the terms
+ * of the taps that reach q (TV: a*q, b*q, c*q for three stores where the
+ * taps' partials are four; the Laplacian's seven partials are multiples of
+ * one value).  When that does not save anything, each tap's partial is its
+ * own slot.  The newest R row (the highest y, and in 3D the highest z, any
+ * point of the row needs) is computed strip by strip just before the
+ * strip's gather, so both stay in L1.  A slot read only on the plane of its
+ * R point (lag 0) keeps a ring of the last maxy-miny+1 rows; in 3D a slot
+ * read lag > 0 planes later keeps the current y tile's rows of every plane
+ * alive (maxz-minz+1; the rows walk a tile plane by plane, and a thread's
+ * chunks follow each other; a row's place is its distance from the tile's
+ * first R row, no division), so each R point is evaluated once.  Rows a
  * point needs that are not in the ring (the start of a chunk, a tile or a
- * plane) are computed first.  The CUDA kernels keep the direct gather. */
+ * plane) are computed first, by small functions of their own.  The CUDA
+ * kernels keep the direct gather. */
 static int costly_tag = -1;
 static int costly_rec(Node *n, int tag)
 {
@@ -728,17 +735,52 @@ static int costly_rec(Node *n, int tag)
 static int costly(Node *n) { return costly_rec(n, --costly_tag); }
 
 typedef struct {
+    Node *f;         /* what a slot holds at each R point */
+    int lag;         /* planes between an R point and the last plane that reads it */
+    long base0, base1; /* its first ring row: base0 + base1*st_tyr */
+} Slot;
+
+typedef struct {
+    int slot, tap, neg;
+    Node *coef;      /* the term: (neg ? -1 : 1) * coef * slot, read for tap's consumer */
+} Use;
+
+typedef struct {
     long minx, maxx, miny, maxy, minz, maxz;
     int depth;           /* rows of a lag-0 ring: maxy - miny + 1 */
     int nplane;          /* planes of R points alive: maxz - minz + 1 */
-    int lag[MAXTAP];     /* planes between a tap's R point and its consumer */
-    long base0[MAXTAP];  /* a tap's first ring row: base0 + base1*st_tyr */
-    long base1[MAXTAP];
+    int nslot, nuse;
+    Slot slot[MAXTAP];
+    Use use[4 * MAXTAP];
     long size0, size1;   /* ring rows per thread: size0 + size1*st_tyr */
 } Roll;
 
-/* where each tap's rows live: plan only, no printing */
-static void plan_roll(const Stencil *s, int ndt, Node **dtaps, Roll *R)
+/* the taps' partials as terms over shared factors; 0 when that saves
+ * nothing or does not apply (then one slot per tap) */
+static int plan_factors(Node *f, Node **part, int ndt, Roll *R)
+{
+    enum { MT = 16 };
+    R->nslot = R->nuse = 0;
+    for (int t = 0; t < ndt; ++t) {
+        Node *coef[MT], *rest[MT];
+        int neg[MT], n = ex_factor_terms(part[t], f, coef, rest, neg, MT);
+        if (n < 1) return 0;
+        for (int u = 0; u < n; ++u) {
+            if (rest[u]->kind == E_NUM || R->nuse == 4 * MAXTAP) return 0; /* a constant term: no factor to store */
+            int k = 0;
+            while (k < R->nslot && R->slot[k].f != rest[u]) ++k;
+            if (k == R->nslot) {
+                if (R->nslot == MAXTAP) return 0;
+                R->slot[R->nslot++].f = rest[u];
+            }
+            R->use[R->nuse++] = (Use){k, t, neg[u], coef[u]};
+        }
+    }
+    return R->nslot < ndt;
+}
+
+/* where each slot's rows live: plan only, no printing */
+static void plan_roll(const Stencil *s, Node *f, int ndt, Node **dtaps, Node **part, Roll *R)
 {
     const int D = s->dims;
     memset(R, 0, sizeof *R);
@@ -753,20 +795,32 @@ static void plan_roll(const Stencil *s, int ndt, Node **dtaps, Roll *R)
     }
     R->depth = (int)(R->maxy - R->miny + 1);
     R->nplane = (int)(R->maxz - R->minz + 1);
-    for (int t = 0; t < ndt; ++t) {
-        R->lag[t] = (int)((D == 3 ? dtaps[t]->idx[2].c : 0) - R->minz);
-        R->base0[t] = R->size0;
-        R->base1[t] = R->size1;
-        if (R->lag[t] == 0) R->size0 += R->depth;
+    if (!plan_factors(f, part, ndt, R)) {
+        R->nslot = R->nuse = ndt;
+        for (int t = 0; t < ndt; ++t) {
+            R->slot[t].f = part[t];
+            R->use[t] = (Use){t, t, 0, NULL};
+        }
+    }
+    for (int u = 0; u < R->nuse; ++u) {
+        Slot *k = &R->slot[R->use[u].slot];
+        int lag = (int)((D == 3 ? dtaps[R->use[u].tap]->idx[2].c : 0) - R->minz);
+        if (lag > k->lag) k->lag = lag;
+    }
+    for (int k = 0; k < R->nslot; ++k) {
+        R->slot[k].base0 = R->size0;
+        R->slot[k].base1 = R->size1;
+        if (R->slot[k].lag == 0) R->size0 += R->depth;
         else R->size1 += R->nplane; /* slots of the planes' bookkeeping: a plane's rows live as long as it says */
     }
 }
 
-/* the ring row of tap t for R row (JQ, KQ) */
-static void print_ring_row(FILE *f, const Roll *R, int t, const char *jq, const char *kq)
+/* the ring row of slot k for R row (JQ, KQ) */
+static void print_ring_row(FILE *f, const Roll *R, int k, const char *jq, const char *kq)
 {
-    fprintf(f, "st_rb + (size_t)(%ld + %ld * st_tyr + ", R->base0[t], R->base1[t]);
-    if (R->lag[t] == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
+    const Slot *sl = &R->slot[k];
+    fprintf(f, "st_rb + (size_t)(%ld + %ld * st_tyr + ", sl->base0, sl->base1);
+    if (sl->lag == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
     else fprintf(f, "stenc_imod(%s, %d) * st_tyr + (%s - st_jt)", kq, R->nplane, jq);
     fprintf(f, ") * (size_t)st_rw");
 }
@@ -783,11 +837,11 @@ typedef struct {
 } RollIn;
 
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
- * newest, for x in [st_xa, st_xb): the partials of the taps still needed
- * (lag[t] >= lag) into the ring and, with value, the reduction's value into
- * the strip buffer.  Its own small function (C only, not inlined): inside
- * the kernel's big parallel body GCC keeps the row pointers on the stack
- * and reloads them every iteration (perf/NOTES.md section 11). */
+ * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
+ * the ring and, with value, the reduction's value into the strip buffer.
+ * Its own small function (C only, not inlined): inside the kernel's big
+ * parallel body GCC keeps the row pointers on the stack and reloads them
+ * every iteration (perf/NOTES.md section 11). */
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
@@ -814,13 +868,13 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     char fmb[MAXTAP + 1][48];
     const char *fm[MAXTAP + 1];
     int nr = 0;
-    for (int t = 0; t < in->ndt; ++t) {
-        if (R->lag[t] < lag) continue;
-        fprintf(f, "    stn_real *stn_restrict st_w%d = ", t);
-        print_ring_row(f, R, t, "st_jq", "st_kq");
+    for (int k = 0; k < R->nslot; ++k) {
+        if (R->slot[k].lag < lag) continue;
+        fprintf(f, "    stn_real *stn_restrict st_w%d = ", k);
+        print_ring_row(f, R, k, "st_jq", "st_kq");
         fprintf(f, ";\n");
-        roots[nr] = in->part[t];
-        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", t);
+        roots[nr] = R->slot[k].f;
+        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
         fm[nr] = fmb[nr];
         ++nr;
     }
@@ -871,51 +925,106 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
     }
 }
 
+/* the per-thread bookkeeping of the ring (ROLL_INIT) and its size (ROLL_SIZE) */
+static void print_roll_state(FILE *a, FILE *b, const Roll *R, int D, int state)
+{
+    /* per thread: the chunk it ran last, then per plane slot the tile, plane
+     * and row range in the ring; a chunk that does not follow the thread's
+     * last one starts with an empty ring */
+    fprintf(a, "ptrdiff_t *const st_rs = st_rstate + (size_t)stenc_omp_thread() * %d;\n", state);
+    fprintf(a, "        ptrdiff_t *const st_ht = st_rs + 1, *const st_hk = st_ht + %d, *const st_hl = st_hk + %d, "
+               "*const st_hh = st_hl + %d;\n", R->nplane, R->nplane, R->nplane);
+    fprintf(a, "        if (st_c == 0 || st_rs[0] != st_c) for (int st_g = 0; st_g < %d; ++st_g) st_ht[st_g] = PTRDIFF_MIN;\n",
+            R->nplane);
+    fprintf(a, "        st_rs[0] = st_c + 1;\n");
+    if (D == 3) fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
+    else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
+    if (D == 3) fprintf(b, "%ld + %ld * (st_ty + %d)", R->size0, R->size1, R->depth - 1);
+    else fprintf(b, "%ld", R->size0);
+}
+
+/* the gather of one strip: G[q] = sum of the terms that reach q; the
+ * coefficients (free of taps) were computed per row as st_c<use> */
+static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
+{
+    const Stencil *s = in->s;
+    const int D = s->dims, N = in->N;
+    const char *K = D == 3 ? "k" : "0";
+    for (int u = 0; u < R->nuse; ++u) { /* the ring rows the terms read */
+        const Node *tp = in->dtaps[R->use[u].tap];
+        char jq[48], kq[48];
+        snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
+        snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -tp->idx[2].c : 0L);
+        fprintf(f, "            const stn_real *stn_restrict st_r%d = ", u);
+        print_ring_row(f, R, R->use[u].slot, jq, kq);
+        fprintf(f, ";\n");
+    }
+    fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n",
+            in->want_v && !vg ? "stn_real st_vb[STENC_RSTRIP];\n            " : "");
+    fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
+    point_index(f, in->es, s->arr[in->first_read].name, "st_q");
+    fprintf(f, "\n");
+    if (in->want_v && !vg) { /* the value at the point itself, from x */
+        PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
+        Node *root = in->r->f;
+        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+        pr_c_block(f, &pcd, &root, 1, fm, "                ");
+    }
+    for (int arr = 0; arr < N; ++arr) {
+        if (!in->diff[arr]) continue;
+        fprintf(f, "                { stn_real st_gv = 0;");
+        for (int u = 0; u < R->nuse; ++u) {
+            const Use *us = &R->use[u];
+            if (in->dtaps[us->tap]->ref != arr) continue;
+            fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
+            if (us->coef) fprintf(f, "st_c%d * ", u);
+            fprintf(f, "st_r%d[i%+ld];", u, -in->dtaps[us->tap]->idx[0].c);
+        }
+        fprintf(f, " stn_gstore(%s, st_q) }\n", in->E->names[N + arr]);
+    }
+}
+
 /* The interior of an interior row with rolling partial rows, or NULL (the
  * direct gather is used) when the partials are cheap.  *init gets the
  * per-chunk state, *size the per-thread ring size in rows, *state the
  * per-thread bookkeeping size; the row functions go to help. */
 static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state)
 {
-    const Stencil *s = in->s, *es = in->es;
-    const Ext *E = in->E;
-    const int D = s->dims, N = in->N, ndt = in->ndt, want_v = in->want_v;
-    const int *diff = in->diff;
-    Node **dtaps = in->dtaps;
+    const Stencil *s = in->s;
+    const int D = s->dims, ndt = in->ndt;
     int any = 0;
     if (D < 2 || ndt < 2) return NULL;
     for (int t = 0; t < ndt; ++t) any |= costly(in->part[t]);
-    if (!any) return NULL;
     Roll R;
-    plan_roll(s, ndt, dtaps, &R);
+    plan_roll(s, in->r->f, ndt, in->dtaps, in->part, &R);
+    /* cheap partials roll when they share few factors (the Laplacian: one) */
+    if (!any && !(ndt >= 5 && 2 * R.nslot <= ndt)) return NULL;
     const char *K = D == 3 ? "k" : "0";
     /* the value rides along with the newest row when that row is the point's own (forward taps) */
-    const int vg = want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
+    const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
     for (int L = 0; L < R.nplane; ++L) roll_helper(help, &R, in, L, 0);
     if (vg) roll_helper(help, &R, in, 0, 1);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
-    /* per thread: the chunk it ran last, then per plane slot the tile, plane
-     * and row range in the ring; a chunk that does not follow the thread's
-     * last one starts with an empty ring */
     *state = 1 + 4 * R.nplane;
-    fprintf(a.f, "ptrdiff_t *const st_rs = st_rstate + (size_t)stenc_omp_thread() * %d;\n", *state);
-    fprintf(a.f, "        ptrdiff_t *const st_ht = st_rs + 1, *const st_hk = st_ht + %d, *const st_hl = st_hk + %d, "
-                 "*const st_hh = st_hl + %d;\n", R.nplane, R.nplane, R.nplane);
-    fprintf(a.f, "        if (st_c == 0 || st_rs[0] != st_c) for (int st_g = 0; st_g < %d; ++st_g) st_ht[st_g] = PTRDIFF_MIN;\n",
-            R.nplane);
-    fprintf(a.f, "        st_rs[0] = st_c + 1;\n");
-    if (D == 3) fprintf(a.f, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R.depth - 1);
-    else fprintf(a.f, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
-    if (D == 3) fprintf(b.f, "%ld + %ld * (st_ty + %d)", R.size0, R.size1, R.depth - 1);
-    else fprintf(b.f, "%ld", R.size0);
+    print_roll_state(a.f, b.f, &R, D, *state);
     FILE *f = c.f;
     fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
-    /* a lagged tap's rows of a plane: from the tile's first row's lowest R row on */
+    /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R.maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
+    {   /* the terms' coefficients */
+        PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
+        for (int u = 0; u < R.nuse; ++u) {
+            if (!R.use[u].coef) continue;
+            char fmb[48];
+            snprintf(fmb, sizeof fmb, "const stn_real st_c%d = %%s;", u);
+            const char *fm[1] = {fmb};
+            pr_c_block(f, &pcd, &R.use[u].coef, 1, fm, "            ");
+        }
+    }
     print_roll_catchup(f, &R, in);
-    /* strips: the newest row's partials, then the gather */
+    /* strips: the newest row's slots, then the gather */
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
     if (vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP + %ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", R.maxx - R.minx, -R.maxx);
@@ -925,42 +1034,9 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
     roll_call(f, in, 0, vg, xa, xb, "                ");
     fprintf(f, "            }\n");
-    /* the rows each tap reads */
-    for (int t = 0; t < ndt; ++t) {
-        char jq[48], kq[48];
-        snprintf(jq, sizeof jq, "j%+ld", -dtaps[t]->idx[1].c);
-        snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -dtaps[t]->idx[2].c : 0L);
-        fprintf(f, "            const stn_real *stn_restrict st_r%d = ", t);
-        print_ring_row(f, &R, t, jq, kq);
-        fprintf(f, ";\n");
-    }
-    fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n",
-            want_v && !vg ? "stn_real st_vb[STENC_RSTRIP];\n            " : "");
-    fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
-    point_index(f, es, s->arr[in->first_read].name, "st_q");
-    fprintf(f, "\n");
-    if (want_v && !vg) { /* the value at the point itself, from x */
-        PrintCtx pcd = {es, TAP_DIRECT, E->names, NULL};
-        Node *root = in->r->f;
-        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
-        pr_c_block(f, &pcd, &root, 1, fm, "                ");
-    }
-    for (int arr = 0; arr < N; ++arr) {
-        if (!diff[arr]) continue;
-        fprintf(f, "                { const stn_real st_gv = ");
-        int first = 1, n = 0;
-        for (int t = 0; t < ndt; ++t)
-            if (dtaps[t]->ref == arr) ++n;
-        for (int k = 1; k < n; ++k) fprintf(f, "(");
-        for (int t = 0; t < ndt; ++t) {
-            if (dtaps[t]->ref != arr) continue;
-            fprintf(f, "%sst_r%d[i%+ld]%s", first ? "" : " + ", t, -dtaps[t]->idx[0].c, first ? "" : ")");
-            first = 0;
-        }
-        fprintf(f, "; stn_gstore(%s, st_q) }\n", E->names[N + arr]);
-    }
+    print_roll_gather(f, &R, in, vg);
     if (vg) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
-    else fprintf(f, "            }\n%s            }\n        }\n", want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    else fprintf(f, "            }\n%s            }\n        }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     *init = str_close(&a);
     *size = str_close(&b);
     return str_close(&c);

@@ -466,6 +466,94 @@ Node *ex_group_coef(Node *n)
     return sum_tree(groups, 0, ng);
 }
 
+/* ---- partials as terms over factors of the reduction (rolling rows) ---- */
+enum { FT_MAX = 16, FT_FAC = 8 };
+typedef struct {
+    int n;
+    Node *coef[FT_MAX];
+    Node *fac[FT_MAX][FT_FAC];
+    int nfac[FT_MAX], neg[FT_MAX];
+} FTerms;
+
+static void collect_ids(Node *n, unsigned char *in)
+{
+    if (in[n->id]) return;
+    in[n->id] = 1;
+    for (int i = 0; i < n->nargs; ++i) collect_ids(n->a[i], in);
+}
+
+/* n expanded into terms coef * factors: sums distribute, except sums that
+ * are subexpressions of the reduction (in[]), which stay factors */
+static int expand_terms(Node *n, const unsigned char *in, FTerms *T)
+{
+    T->n = 0;
+    if (!has_tap(n)) { T->coef[0] = n; T->nfac[0] = 0; T->neg[0] = 0; T->n = 1; return 1; }
+    if (!in[n->id] && (n->kind == E_ADD || n->kind == E_SUB)) {
+        FTerms B;
+        if (!expand_terms(n->a[0], in, T) || !expand_terms(n->a[1], in, &B) || T->n + B.n > FT_MAX) return 0;
+        for (int u = 0; u < B.n; ++u, ++T->n) {
+            T->coef[T->n] = B.coef[u];
+            T->nfac[T->n] = B.nfac[u];
+            memcpy(T->fac[T->n], B.fac[u], sizeof B.fac[u]);
+            T->neg[T->n] = B.neg[u] ^ (n->kind == E_SUB);
+        }
+        return 1;
+    }
+    if (!in[n->id] && n->kind == E_NEG) {
+        if (!expand_terms(n->a[0], in, T)) return 0;
+        for (int u = 0; u < T->n; ++u) T->neg[u] ^= 1;
+        return 1;
+    }
+    if (!in[n->id] && n->kind == E_MUL) {
+        FTerms A, B;
+        if (!expand_terms(n->a[0], in, &A) || !expand_terms(n->a[1], in, &B) || A.n * B.n > FT_MAX) return 0;
+        for (int u = 0; u < A.n; ++u)
+            for (int v = 0; v < B.n; ++v, ++T->n) {
+                if (A.nfac[u] + B.nfac[v] > FT_FAC) return 0;
+                T->coef[T->n] = ex_mul(A.coef[u], B.coef[v]);
+                T->neg[T->n] = A.neg[u] ^ B.neg[v];
+                T->nfac[T->n] = A.nfac[u] + B.nfac[v];
+                memcpy(T->fac[T->n], A.fac[u], sizeof(Node *) * (size_t)A.nfac[u]);
+                memcpy(T->fac[T->n] + A.nfac[u], B.fac[v], sizeof(Node *) * (size_t)B.nfac[v]);
+            }
+        return 1;
+    }
+    if (!in[n->id] && n->kind == E_DIV && !has_tap(n->a[1])) {
+        if (!expand_terms(n->a[0], in, T)) return 0;
+        for (int u = 0; u < T->n; ++u) T->coef[u] = ex_div(T->coef[u], n->a[1]);
+        return 1;
+    }
+    T->coef[0] = ex_num(1); T->nfac[0] = 1; T->fac[0][0] = n; T->neg[0] = 0; T->n = 1;
+    return 1;
+}
+
+int ex_factor_terms(Node *n, Node *within, Node **coef, Node **rest, int *neg, int max)
+{
+    unsigned char *in = calloc(n_nodes + 1, 1);
+    if (!in) return -1;
+    collect_ids(within, in);
+    FTerms T;
+    int ok = expand_terms(n, in, &T);
+    free(in);
+    if (!ok || T.n > max) return -1;
+    int m = 0;
+    for (int t = 0; t < T.n; ++t) {
+        Node **f = T.fac[t];
+        for (int i = 1; i < T.nfac[t]; ++i) /* by id: the same factors give the same node */
+            for (int j = i; j > 0 && f[j - 1]->id > f[j]->id; --j) { Node *x = f[j]; f[j] = f[j - 1]; f[j - 1] = x; }
+        Node *r = ex_num(1);
+        for (int i = 0; i < T.nfac[t]; ++i) r = ex_mul(r, f[i]);
+        Node *c = T.neg[t] ? ex_neg(T.coef[t]) : T.coef[t];
+        int u = 0; /* terms of one factor merge */
+        while (u < m && rest[u] != r) ++u;
+        if (u < m) { coef[u] = ex_add(coef[u], c); continue; }
+        if (r->kind == E_NEG) { r = r->a[0]; c = ex_neg(c); }
+        coef[m] = c; rest[m] = r; neg[m] = 0;
+        ++m;
+    }
+    return m;
+}
+
 static void taps_rec(Node *n, int arr, Node **out, int *cnt, int max, int tag)
 {
     if (n->mark == tag) return;

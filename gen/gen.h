@@ -136,6 +136,12 @@ Node *ex_recip(Node *n);
  * c*(r1 + r2 - ...) for every distinct c (a loop invariant); the rests are
  * kept as derived (differences stay differences) */
 Node *ex_group_coef(Node *n);
+/* n as a sum of terms coef[t] * rest[t]: coef free of taps, rest a
+ * canonical product of factors with taps (equal products are one node).
+ * Products distribute over sums, except sums that are subexpressions of
+ * within (the reduction: its intermediates stay factors).  neg[t] is 0
+ * (signs live in coef).  Returns the count, -1 past max terms. */
+int ex_factor_terms(Node *n, Node *within, Node **coef, Node **rest, int *neg, int max);
 /* collect distinct taps of n (all arrays, or one array when arr >= 0) */
 int ex_taps(Node *n, int arr, Node **out, int max);
 /* does n read array arr? */
