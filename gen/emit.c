@@ -959,28 +959,35 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
         print_ring_row(f, R, R->use[u].slot, jq, kq);
         fprintf(f, ";\n");
     }
-    fprintf(f, "            %s#pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n",
-            in->want_v && !vg ? "stn_real st_vb[STENC_RSTRIP];\n            " : "");
-    fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
-    point_index(f, in->es, s->arr[in->first_read].name, "st_q");
-    fprintf(f, "\n");
-    if (in->want_v && !vg) { /* the value at the point itself, from x */
-        PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
-        Node *root = in->r->f;
-        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
-        pr_c_block(f, &pcd, &root, 1, fm, "                ");
-    }
-    for (int arr = 0; arr < N; ++arr) {
-        if (!in->diff[arr]) continue;
-        fprintf(f, "                { stn_real st_gv = 0;");
-        for (int u = 0; u < R->nuse; ++u) {
-            const Use *us = &R->use[u];
-            if (in->dtaps[us->tap]->ref != arr) continue;
-            fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
-            if (us->coef) fprintf(f, "st_c%d * ", u);
-            fprintf(f, "st_r%d[i%+ld];", u, -in->dtaps[us->tap]->idx[0].c);
+    /* the loop twice, for beta == 0 (G not read) and beta != 0: left to
+     * itself GCC if-converts the store's select into a masked load of G,
+     * a read stream for a line that is only written (section 7) */
+    if (in->want_v && !vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    for (int pass = 0; pass < 2; ++pass) {
+        fprintf(f, "            %s\n", pass ? "else {" : "if (beta == 0) {");
+        fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n");
+        fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
+        point_index(f, in->es, s->arr[in->first_read].name, "st_q");
+        fprintf(f, "\n");
+        if (in->want_v && !vg) { /* the value at the point itself, from x */
+            PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
+            Node *root = in->r->f;
+            const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+            pr_c_block(f, &pcd, &root, 1, fm, "                ");
         }
-        fprintf(f, " stn_gstore(%s, st_q) }\n", in->E->names[N + arr]);
+        for (int arr = 0; arr < N; ++arr) {
+            if (!in->diff[arr]) continue;
+            fprintf(f, "                { stn_real st_gv = 0;");
+            for (int u = 0; u < R->nuse; ++u) {
+                const Use *us = &R->use[u];
+                if (in->dtaps[us->tap]->ref != arr) continue;
+                fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
+                if (us->coef) fprintf(f, "st_c%d * ", u);
+                fprintf(f, "st_r%d[i%+ld];", u, -in->dtaps[us->tap]->idx[0].c);
+            }
+            fprintf(f, " %s(%s, st_q) }\n", pass ? "stn_gstore" : "stn_gstore0", in->E->names[N + arr]);
+        }
+        fprintf(f, "            }\n            }\n");
     }
 }
 
@@ -997,16 +1004,20 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     for (int t = 0; t < ndt; ++t) any |= costly(in->part[t]);
     Roll R;
     plan_roll(s, in->r->f, ndt, in->dtaps, in->part, &R);
-    /* cheap partials roll when they share few factors (the Laplacian: one) */
-    if (!any && !(ndt >= 5 && 2 * R.nslot <= ndt)) return NULL;
-    const char *K = D == 3 ? "k" : "0";
     /* the value rides along with the newest row when that row is the point's own (forward taps) */
     const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
+    /* cheap partials roll when they share few factors (the Laplacian: one),
+     * and not when a value must then be computed apart: the gather form
+     * shares it with the partials (measured, perf/NOTES.md section 11) */
+    if (!any && (!(ndt >= 5 && 2 * R.nslot <= ndt) || (in->want_v && !vg))) return NULL;
+    const char *K = D == 3 ? "k" : "0";
     for (int L = 0; L < R.nplane; ++L) roll_helper(help, &R, in, L, 0);
     if (vg) roll_helper(help, &R, in, 0, 1);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
-    *state = 1 + 4 * R.nplane;
+    /* whole cache lines per thread: the threads write their bookkeeping every
+     * row, and two threads' entries on one line cost a quarter of the time */
+    *state = (1 + 4 * R.nplane + 7) / 8 * 8;
     print_roll_state(a.f, b.f, &R, D, *state);
     FILE *f = c.f;
     fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
@@ -1035,8 +1046,8 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     roll_call(f, in, 0, vg, xa, xb, "                ");
     fprintf(f, "            }\n");
     print_roll_gather(f, &R, in, vg);
-    if (vg) fprintf(f, "            }\n            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
-    else fprintf(f, "            }\n%s            }\n        }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
+    else fprintf(f, "%s            }\n        }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     *init = str_close(&a);
     *size = str_close(&b);
     return str_close(&c);

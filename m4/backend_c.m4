@@ -113,9 +113,9 @@ $2[[]]            }
 #   ROLL (may be empty): replaces the interior loop of interior rows (rolling
 #   rows of partials); ROLL_INIT declares its per-chunk state; each thread's
 #   ring holds ROLL_SIZE rows of st_rw elements and ROLL_STATE ptrdiff_t of
-#   bookkeeping (st_rstate, zeroed: it carries from a thread's chunk to its
-#   next), allocated before any output is written (STENC_ERR_ALLOC when
-#   that fails)
+#   bookkeeping (st_rstate, zeroed, 64-byte aligned: it carries from a
+#   thread's chunk to its next), allocated before any output is written
+#   (STENC_ERR_ALLOC when that fails)
 m4_define([[stn_job]], [[    {
     $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
     const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
@@ -132,10 +132,11 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
     const int st_nthr = stenc_omp_threads();
     if ((size_t)st_rw > SIZE_MAX / sizeof(stn_real) / (size_t)($12) / (size_t)st_nthr) return STENC_ERR_OVERFLOW;
     stn_real *const st_ring = (stn_real *)malloc(sizeof(stn_real) * st_rper * (size_t)st_nthr);
-    ptrdiff_t *const st_rstate = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)($13), sizeof(ptrdiff_t));
-    if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate); return STENC_ERR_ALLOC; }
+    ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)($13) + 8, sizeof(ptrdiff_t));
+    ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
+    if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
 ]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]), [[$10]], [[$11]], [[$3]])m4_ifelse([[$10]], [[]], [[]], [[    free(st_ring);
-    free(st_rstate);
+    free(st_rstate_mem);
 ]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
