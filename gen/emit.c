@@ -776,6 +776,25 @@ static int plan_factors(Node *f, Node **part, int ndt, Roll *R)
             R->use[R->nuse++] = (Use){k, t, neg[u], coef[u]};
         }
     }
+    /* a slot whose terms all have one coefficient up to sign stores it
+     * multiplied in: the gather then only adds and subtracts */
+    for (int k = 0; k < R->nslot; ++k) {
+        Node *c0 = NULL;
+        int one = 1;
+        for (int u = 0; u < R->nuse && one; ++u)
+            if (R->use[u].slot == k) {
+                if (!c0) c0 = R->use[u].coef;
+                else one = R->use[u].coef == c0 || R->use[u].coef == ex_neg(c0);
+            }
+        if (!one || !c0) continue;
+        if (c0->kind == E_NEG) c0 = c0->a[0];
+        R->slot[k].f = ex_mul(c0, R->slot[k].f);
+        for (int u = 0; u < R->nuse; ++u)
+            if (R->use[u].slot == k) {
+                R->use[u].neg ^= R->use[u].coef != c0;
+                R->use[u].coef = NULL;
+            }
+    }
     return R->nslot < ndt;
 }
 
