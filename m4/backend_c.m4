@@ -170,16 +170,16 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = s
             for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
-m4_ifelse([[$8]], [[]], [[stn_unswitch([[$10]], [[m4_ifelse([[$2$10]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
-m4_popdef([[stn_vacc]])]], [[$2]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_ifelse([[$8]], [[]], [[stn_unswitch([[$10]], [[m4_ifelse([[$2]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $3 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
+]], [[$2$10]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
+m4_popdef([[stn_vacc]])]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
             stn_real st_vb[2048];
             #pragma omp simd
