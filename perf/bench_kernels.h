@@ -122,6 +122,7 @@ static const Mini minis[] = {
     {"stokes3d", "viscosity", 3, 2, 5},      /* EtaC = harm(Eta); adj: Eta r, Eta_bar rw, EtaC_bar r+zeroed */
     {"stokes3d", "shear", 3, 4, 11},         /* Txy = f(Eta, Vx, Vy); adj: 3 r, 3 rw, Txy_bar r+zeroed */
     {"stokes3d", "residual", 3, 3, 6},       /* Rx = f(Txy, Pt); adj: Txy_bar, Pt_bar rw, Rx_bar r+zeroed */
+    {"stokes3d", "velocity", 3, 3, 3},       /* Vx += dtau*Rx; adj: Vx_bar r, Rx_bar rw */
 };
 #define NMINI (sizeof minis / sizeof minis[0])
 typedef struct { size_t nx, ny, nz; int which, adj, dbl; void *a[8]; } MCtx;
@@ -156,6 +157,8 @@ typedef struct { size_t nx, ny, nz; int which, adj, dbl; void *a[8]; } MCtx;
         case 15: return CALL(BENCH_CAT3(PFX, stokes3d_shear_adjoint_3d_, S), nx, ny, nz, a0, a1, a2, one, one, a4, a5, a6, a7);           \
         case 16: return CALL(BENCH_CAT3(PFX, stokes3d_residual_3d_, S), nx, ny, nz, a2, a0, a1, one, one);                                \
         case 17: return CALL(BENCH_CAT3(PFX, stokes3d_residual_adjoint_3d_, S), nx, ny, nz, a0, a1, one, one, a4, a5, a6);                \
+        case 18: return CALL(BENCH_CAT3(PFX, stokes3d_velocity_3d_, S), nx, ny, nz, a0, a1, dt);                                          \
+        case 19: return CALL(BENCH_CAT3(PFX, stokes3d_velocity_adjoint_3d_, S), nx, ny, nz, a0, a1, dt, a4, a5);                          \
         }                                                                                                                \
         return STENC_ERR_ARG;                                                                                            \
     }
