@@ -1027,8 +1027,9 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and not when a value must then be computed apart: the gather form
-     * shares it with the partials (measured, perf/NOTES.md section 11) */
-    if (!any && (!(ndt >= 5 && 2 * R.nslot <= ndt) || (in->want_v && !vg))) return NULL;
+     * shares it with the partials: measured in 2D; in 3D the gather form
+     * costs seven Laplacians a point, so there the value comes apart) */
+    if (!any && (!(ndt >= 5 && 2 * R.nslot <= ndt) || (in->want_v && !vg && D == 2))) return NULL;
     const char *K = D == 3 ? "k" : "0";
     for (int L = 0; L < R.nplane; ++L) roll_helper(help, &R, in, L, 0);
     if (vg) roll_helper(help, &R, in, 0, 1);

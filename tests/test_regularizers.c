@@ -549,6 +549,16 @@ START_TEST(float_value_accuracy)
     ck_assert_msg(ee <= 1e-6, "float value: %.3g from the exact sum", ee);
     printf("float_value_accuracy: strip sums %.2e from double accumulation, %.2e from exact (double accumulation: %.2e)\n",
            eb, ee, fabs(sd - se) / se);
+    /* value_grad sums its interior the same way (3D too: its own loops) */
+    float *g = falloc(N);
+    double vg = 0;
+    CK_OK(stenc_tikhonov_identity_value_grad_2d_f32(nx, ny, STENC_NEUMANN, x, &vg, 1, 0, g));
+    ck_assert_msg(fabs(vg - sd) / sd <= 1.9e-6, "value_grad float strips: %.3g", fabs(vg - sd) / sd);
+    CK_OK(stenc_tikhonov_identity_value_grad_3d_f32(nx, 3, ny / 3, STENC_NEUMANN, x, &vg, 1, 0, g));
+    double sd3 = 0;
+    for (size_t q = 0; q < nx * 3 * (ny / 3); ++q) sd3 += (double)(x[q] * x[q]);
+    ck_assert_msg(fabs(vg - sd3) / sd3 <= 1.9e-6, "3D value_grad float strips: %.3g", fabs(vg - sd3) / sd3);
+    free(g);
     free(x);
 }
 END_TEST
