@@ -219,15 +219,56 @@ static int find_arr(const Stencil *s, const char *name)
     return -1;
 }
 
+static void print_window_call(FILE *f, const char *pfx, const char *entry, const ArgList *L, int D, const Stencil *s,
+                              const char *q, const char *stream);
+static int print_fields(FILE *f, const ArgList *L, int D, const Stencil *s);
+
 /* the update with its halo exchange hidden behind the interior (runtime:
  * stenc_dist_hide_*); falls back to kernel + halo update when the plan says
  * nothing can be hidden */
 static void dist_hide(FILE *f, const char *entry, const ArgList *L, int D, int need, const char *what,
                       const Stencil *s, long c, long hi, long smax)
 {
-    int nw = 0;
     fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
     fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
+    const int nw = print_fields(f, L, D, s);
+    fprintf(f, "    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
+    fprintf(f, "    if (!st_h.ok) {\n        st_rc = ");
+    print_call(f, entry, L, 0);
+    fprintf(f, ";\n        int st_r2 = stenc_halo_update(g, %d, st_f);\n        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
+    fprintf(f, "    for (int st_q = 0; st_q < 3; ++st_q) {\n");
+    fprintf(f, "        if (st_q == 2) { int st_r2 = stenc_dist_hide_start(g, %d, st_f, &st_h); if (st_rc == STENC_OK) st_rc = st_r2; }\n", nw);
+    fprintf(f, "        if (st_rc == STENC_OK) st_rc = ");
+    print_window_call(f, "", entry, L, D, s, "st_q", NULL);
+    fprintf(f, ";\n    }\n    return stenc_dist_hide_finish(g, %d, st_f, &st_h, st_rc);\n}\n", nw);
+}
+
+/* the kernel on window Q of the plan (planes [w0, w0 + nw) along the
+ * outermost dimension): sizes and array offsets; STREAM: the CUDA stream
+ * argument (NULL: the C entry) */
+static void print_window_call(FILE *f, const char *pfx, const char *entry, const ArgList *L, int D, const Stencil *s,
+                              const char *q, const char *stream)
+{
+    fprintf(f, "stenc_%s%s_[[]]stn_sfx[[]](", pfx, entry);
+    for (int i = 0; i < L->n; ++i) {
+        if (i) fprintf(f, ", ");
+        if (L->role[i] == A_SIZE) {
+            if (i == D - 1) fprintf(f, "st_h.nw[%s]", q);
+            else fprintf(f, "st_n[%d]", i);
+        } else if (L->role[i] == A_WRITE || L->role[i] == A_READ) {
+            const Array *A = &s->arr[find_arr(s, L->name[i])];
+            fprintf(f, "%s + st_h.w0[%s] * (ptrdiff_t)(", L->name[i], q);
+            if (D == 2) fprintf(f, "st_n[0] + %ld)", A->ext[0]);
+            else fprintf(f, "(st_n[0] + %ld) * (st_n[1] + %ld))", A->ext[0], A->ext[1]);
+        } else fprintf(f, "%s", L->name[i]);
+    }
+    fprintf(f, stream ? ", %s)" : ")", stream);
+}
+
+/* the written arrays as halo fields: "stenc_field st_f[] = {...};", their count */
+static int print_fields(FILE *f, const ArgList *L, int D, const Stencil *s)
+{
+    int nw = 0;
     fprintf(f, "    stenc_field st_f[] = {");
     for (int i = 0; i < L->n; ++i)
         if (L->role[i] == A_WRITE) {
@@ -235,24 +276,35 @@ static void dist_hide(FILE *f, const char *entry, const ArgList *L, int D, int n
             fprintf(f, "%s{%s, (int)sizeof(stn_real), {%ld, %ld, %ld}}", nw++ ? ", " : "", L->name[i], A->ext[0],
                     A->ext[1], D == 3 ? A->ext[2] : 0L);
         }
-    fprintf(f, "};\n    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
-    fprintf(f, "    if (!st_h.ok) {\n        st_rc = ");
-    print_call(f, entry, L, 0);
-    fprintf(f, ";\n        int st_r2 = stenc_halo_update(g, %d, st_f);\n        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
-    fprintf(f, "    for (int st_q = 0; st_q < 3; ++st_q) {\n");
-    fprintf(f, "        if (st_q == 2) { int st_r2 = stenc_dist_hide_start(g, %d, st_f, &st_h); if (st_rc == STENC_OK) st_rc = st_r2; }\n", nw);
-    fprintf(f, "        const ptrdiff_t st_o = st_h.w0[st_q];\n        if (st_rc == STENC_OK) st_rc = stenc_%s_[[]]stn_sfx[[]](", entry);
-    for (int i = 0; i < L->n; ++i) {
-        if (i) fprintf(f, ", ");
-        if (L->role[i] == A_SIZE) fprintf(f, i == D - 1 ? "st_h.nw[st_q]" : "st_n[%d]", i);
-        else if (L->role[i] == A_WRITE || L->role[i] == A_READ) {
-            const Array *A = &s->arr[find_arr(s, L->name[i])];
-            fprintf(f, "%s + st_o * (ptrdiff_t)(", L->name[i]);
-            if (D == 2) fprintf(f, "st_n[0] + %ld)", A->ext[0]);
-            else fprintf(f, "(st_n[0] + %ld) * (st_n[1] + %ld))", A->ext[0], A->ext[1]);
-        } else fprintf(f, "%s", L->name[i]);
-    }
-    fprintf(f, ");\n    }\n    return stenc_dist_hide_finish(g, %d, st_f, &st_h, st_rc);\n}\n", nw);
+    fprintf(f, "};\n");
+    return nw;
+}
+
+/* the device version (builds with CUDA): boundary windows on stream, the
+ * interior on inner while the outermost exchange runs (runtime:
+ * stenc_dist_hide_cuda_*); kernel + device halo update when nothing can be
+ * hidden */
+static void dist_cuda_hide(FILE *f, const char *entry, const ArgList *L, int D, int need, const char *what,
+                           const Stencil *s, long c, long hi, long smax)
+{
+    fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
+    fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
+    const int nw = print_fields(f, L, D, s);
+    fprintf(f, "    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
+    fprintf(f, "    if (!st_h.ok) {\n        st_rc = stenc_cuda_%s_[[]]stn_sfx[[]](", entry);
+    for (int i = 0; i < L->n; ++i)
+        fprintf(f, i ? ", %s" : "%s", L->role[i] == A_SIZE ? (const char *[]){"st_n[0]", "st_n[1]", "st_n[2]"}[i]
+                                                          : L->name[i]);
+    fprintf(f, ", stream);\n        int st_r2 = stenc_halo_update_cuda(g, %d, st_f, stream);\n"
+               "        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
+    /* what stream has queued (the inputs) is done before inner starts */
+    fprintf(f, "    st_rc = stenc_cuda_stream_synchronize(stream);\n");
+    fprintf(f, "    for (int st_q = 0; st_q < 2 && st_rc == STENC_OK; ++st_q) st_rc = ");
+    print_window_call(f, "cuda_", entry, L, D, s, "st_q", "stream");
+    fprintf(f, ";\n    if (st_rc == STENC_OK) st_rc = ");
+    print_window_call(f, "cuda_", entry, L, D, s, "2", "inner");
+    fprintf(f, ";\n    st_rc = stenc_dist_hide_cuda_exchange(g, %d, st_f, &st_h, st_rc, stream);\n", nw);
+    fprintf(f, "    return stenc_dist_hide_cuda_finish(g, %d, st_f, &st_h, st_rc, stream, inner);\n}\n", nw);
 }
 
 void emit_dist_hide(FILE *out, const char *entry, int D, const char *args, int need, const char *what,
@@ -277,6 +329,22 @@ void emit_dist_hide(FILE *out, const char *entry, int D, const char *args, int n
     fprintf(out, "stn_dist([[%s", sp);
     dist_hide(out, entry, &L, D, need, what, s, c, hi, smax);
     fprintf(out, "]])\n\n");
+    free(sp);
+    /* and on device arrays */
+    str_open(&proto);
+    print_head_for(proto.f, hname, &L, 1);
+    sp = str_close(&proto);
+    /* the inner stream after the stream argument */
+    sp = realloc(sp, strlen(sp) + 40);
+    if (!sp) return;
+    sp[strlen(sp) - 1] = 0;
+    strcat(sp, ", struct CUstream_st *inner)");
+    fprintf(out, "stn_dist_proto([[/* %s on a distributed grid of device arrays, then the device halo update of what it "
+                 "writes, the exchange along the outermost dimension hidden behind the interior (run on inner; builds "
+                 "with CUDA): runtime/stenc_dist.h */\n%s;\n]])\n", what, sp);
+    fprintf(out, "stn_dist([[#ifdef STENC_DIST_CUDA\n%s", sp);
+    dist_cuda_hide(out, entry, &L, D, need, what, s, c, hi, smax);
+    fprintf(out, "#endif\n]])\n\n");
     free(sp);
 }
 

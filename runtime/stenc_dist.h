@@ -138,6 +138,20 @@ int stenc_dist_hide_plan(stenc_grid *g, int c, int hi, int smax, stenc_dist_hide
 int stenc_dist_hide_start(stenc_grid *g, int nfields, const stenc_field *f, stenc_dist_hide *p);
 int stenc_dist_hide_finish(stenc_grid *g, int nfields, const stenc_field *f, stenc_dist_hide *p, int status);
 
+/* The same on the device (the generated stenc_dist_cuda_K_hide_* entry
+ * points, builds with CUDA): the boundary windows run on stream and the
+ * interior on inner; stenc_dist_hide_cuda_exchange exchanges along the
+ * plan's dimension once stream is done (the interior keeps running on the
+ * device meanwhile), and stenc_dist_hide_cuda_finish waits for inner and
+ * exchanges along the other dimensions.  Both collective; each first agrees
+ * on status across the processes (a failed launch anywhere: no exchange,
+ * that status everywhere).  STENC_ERR_NO_DEVICE in a build without CUDA.
+ * Compiled here, not yet run on a GPU. */
+int stenc_dist_hide_cuda_exchange(stenc_grid *g, int nfields, const stenc_field *f, const stenc_dist_hide *p,
+                                  int status, struct CUstream_st *stream);
+int stenc_dist_hide_cuda_finish(stenc_grid *g, int nfields, const stenc_field *f, const stenc_dist_hide *p,
+                                int status, struct CUstream_st *stream, struct CUstream_st *inner);
+
 /* The grid's local extent (for the distributed array-kernel entry points). */
 void stenc_dist_local(const stenc_grid *g, size_t n[3]);
 

@@ -147,3 +147,25 @@ extern "C" int stenc_halo_adjoint_cuda(stenc_grid *g, int nfields, const stenc_f
 {
     return halo_cuda(g, nfields, f, stream, 1);
 }
+
+extern "C" int stenc_dist_hide_cuda_exchange(stenc_grid *g, int nf, const stenc_field *f, const stenc_dist_hide *p,
+                                             int status, struct CUstream_st *stream)
+{
+    if (!g || !p) return STENC_ERR_NULL;
+    int rc = stenc_grid_agree(g, status != STENC_OK ? status : stenc_halo_check_fields(g, nf, f));
+    if (rc != STENC_OK) return rc;
+    return stenc_grid_agree(g, exchange_dim_cuda(g, nf, f, p->dim, 0, stream));
+}
+
+extern "C" int stenc_dist_hide_cuda_finish(stenc_grid *g, int nf, const stenc_field *f, const stenc_dist_hide *p,
+                                           int status, struct CUstream_st *stream, struct CUstream_st *inner)
+{
+    if (!g || !p) return STENC_ERR_NULL;
+    int rc = status;
+    if (cudaStreamSynchronize(inner) != cudaSuccess && rc == STENC_OK)
+        rc = stenc_grid_fail(g, STENC_ERR_CUDA, "the interior window failed");
+    rc = stenc_grid_agree(g, rc);
+    for (int d = 0; d < g->info.dims && rc == STENC_OK; ++d)
+        if (d != p->dim) rc = stenc_grid_agree(g, exchange_dim_cuda(g, nf, f, d, 0, stream));
+    return rc;
+}

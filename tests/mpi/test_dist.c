@@ -564,6 +564,9 @@ static void check_bad_input(MPI_Comm comm)
     rc = stenc_dist_cuda_stokes3d_residual_3d_f64(g, a, b, c, 1, 1, NULL);
     CHECK(rc == STENC_ERR_GHOST && strstr(stenc_grid_error(g), "at least 2"), "device stokes residual on ghost width 1: %s",
           stenc_strerror(rc));
+    rc = stenc_dist_cuda_stokes3d_velocity_hide_3d_f64(g, a, b, 1, NULL, NULL);
+    CHECK(rc == STENC_ERR_GHOST && strstr(stenc_grid_error(g), "velocity"), "device stokes velocity (hidden) on ghost width 1: %s",
+          stenc_strerror(rc));
 #endif
     free(a); free(b); free(c);
     stenc_grid_free(g);
