@@ -172,6 +172,15 @@ static void dist_kernel(FILE *f, const char *entry, const ArgList *L, int D, int
     fprintf(f, ";\n}\n");
 }
 
+/* "stenc_cuda_E_[[]]stn_sfx[[]](st_n[0], ..., ARGS, stream)": the CUDA entry on the whole block */
+static void print_cuda_call(FILE *f, const char *entry, const ArgList *L)
+{
+    static const char *sz[3] = {"st_n[0]", "st_n[1]", "st_n[2]"};
+    fprintf(f, "stenc_cuda_%s_[[]]stn_sfx[[]](", entry);
+    for (int i = 0; i < L->n; ++i) fprintf(f, i ? ", %s" : "%s", L->role[i] == A_SIZE ? sz[i] : L->name[i]);
+    fprintf(f, ", stream)");
+}
+
 /* the same on device arrays: the CUDA entry on the local block, queued on
  * stream (built with -DSTENC_DIST_CUDA, where the CUDA kernels exist) */
 static void dist_cuda_kernel(FILE *out, const char *entry, const ArgList *L, int D, int need, const char *what)
@@ -185,11 +194,9 @@ static void dist_cuda_kernel(FILE *out, const char *entry, const ArgList *L, int
     fprintf(out, "stn_dist([[#ifdef STENC_DIST_CUDA\n%s\n{\n", sp);
     fprintf(out, "    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
     fprintf(out, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
-    fprintf(out, "    return stenc_cuda_%s_[[]]stn_sfx[[]](", entry);
-    for (int i = 0; i < L->n; ++i)
-        fprintf(out, i ? ", %s" : "%s", L->role[i] == A_SIZE ? (const char *[]){"st_n[0]", "st_n[1]", "st_n[2]"}[i]
-                                                              : L->name[i]);
-    fprintf(out, ", stream);\n}\n#endif\n]])\n\n");
+    fprintf(out, "    return ");
+    print_cuda_call(out, entry, L);
+    fprintf(out, ";\n}\n#endif\n]])\n\n");
     free(sp);
 }
 
@@ -223,16 +230,25 @@ static void print_window_call(FILE *f, const char *pfx, const char *entry, const
                               const char *q, const char *stream);
 static int print_fields(FILE *f, const ArgList *L, int D, const Stencil *s);
 
+/* a hidden-exchange entry's start: the ghost check, the local extent, the
+ * written arrays as halo fields (returns their count) and the plan */
+static int print_hide_prologue(FILE *f, int D, int need, const char *what, const ArgList *L, const Stencil *s, long c,
+                               long hi, long smax)
+{
+    fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
+    fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
+    const int nw = print_fields(f, L, D, s);
+    fprintf(f, "    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
+    return nw;
+}
+
 /* the update with its halo exchange hidden behind the interior (runtime:
  * stenc_dist_hide_*); falls back to kernel + halo update when the plan says
  * nothing can be hidden */
 static void dist_hide(FILE *f, const char *entry, const ArgList *L, int D, int need, const char *what,
                       const Stencil *s, long c, long hi, long smax)
 {
-    fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
-    fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
-    const int nw = print_fields(f, L, D, s);
-    fprintf(f, "    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
+    const int nw = print_hide_prologue(f, D, need, what, L, s, c, hi, smax);
     fprintf(f, "    if (!st_h.ok) {\n        st_rc = ");
     print_call(f, entry, L, 0);
     fprintf(f, ";\n        int st_r2 = stenc_halo_update(g, %d, st_f);\n        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
@@ -287,15 +303,10 @@ static int print_fields(FILE *f, const ArgList *L, int D, const Stencil *s)
 static void dist_cuda_hide(FILE *f, const char *entry, const ArgList *L, int D, int need, const char *what,
                            const Stencil *s, long c, long hi, long smax)
 {
-    fprintf(f, "\n{\n    int st_rc = stenc_dist_check(g, %d, %d, \"%s\");\n", D, need, what);
-    fprintf(f, "    if (st_rc != STENC_OK) return st_rc;\n    size_t st_n[3];\n    stenc_dist_local(g, st_n);\n");
-    const int nw = print_fields(f, L, D, s);
-    fprintf(f, "    stenc_dist_hide st_h;\n    stenc_dist_hide_plan(g, %ld, %ld, %ld, &st_h);\n", c, hi, smax);
-    fprintf(f, "    if (!st_h.ok) {\n        st_rc = stenc_cuda_%s_[[]]stn_sfx[[]](", entry);
-    for (int i = 0; i < L->n; ++i)
-        fprintf(f, i ? ", %s" : "%s", L->role[i] == A_SIZE ? (const char *[]){"st_n[0]", "st_n[1]", "st_n[2]"}[i]
-                                                          : L->name[i]);
-    fprintf(f, ", stream);\n        int st_r2 = stenc_halo_update_cuda(g, %d, st_f, stream);\n"
+    const int nw = print_hide_prologue(f, D, need, what, L, s, c, hi, smax);
+    fprintf(f, "    if (!st_h.ok) {\n        st_rc = ");
+    print_cuda_call(f, entry, L);
+    fprintf(f, ";\n        int st_r2 = stenc_halo_update_cuda(g, %d, st_f, stream);\n"
                "        return st_rc != STENC_OK ? st_rc : st_r2;\n    }\n", nw);
     /* what stream has queued (the inputs) is done before inner starts */
     fprintf(f, "    st_rc = stenc_cuda_stream_synchronize(stream);\n");
