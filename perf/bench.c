@@ -118,18 +118,21 @@ static void run_reg(void *p)
 
 /* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
 #include "hand.h"
-typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
-enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD };
+typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; float *t; } Peer;
+enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, NHAND };
+static const int hand_reg[NHAND] = {0, 0, 5, 4}; /* tv, tv, tikhonov_gradient, tikhonov_laplace */
 static void run_peer(void *p)
 {
     Peer *c = p;
-    if (c->dims == 2) {
+    if (c->what == HAND_LAP_GRAD) hand_lap_grad(c->nx, c->ny, c->nz, c->x, 1, c->t, c->g);
+    else if (c->dims == 2) {
         if (c->what == HAND_TV_VALUE) c->v = hand_tv2_value(c->nx, c->ny, c->x, 1, 1, 1e-3f);
         else if (c->what == HAND_TV_GRAD) hand_tv2_grad(c->nx, c->ny, c->x, 1, 1, 1e-3f, c->g);
         else hand_tikg2_grad(c->nx, c->ny, c->x, 1, 1, c->g);
     } else {
         if (c->what == HAND_TV_VALUE) c->v = hand_tv3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
-        else hand_tv3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
+        else if (c->what == HAND_TV_GRAD) hand_tv3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
+        else hand_tikg3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, c->g);
     }
 }
 
@@ -227,16 +230,17 @@ int main(int argc, char **argv)
                         bytes, what == 0 ? "sum" : "copy", what == 0 ? sum_gbs : copy_gbs);
                 }
             if (!dbl && selected("handc")) {
-                static const int regs[3] = {0, 0, 5}; /* tv, tv, tikhonov_gradient */
-                for (int w = 0; w < (D == 2 ? 3 : 2); ++w) {
-                    Peer pe = {nx, ny, nz, D, x, g, 0, w};
-                    RegCall rc = {nx, ny, nz, D, 0, w == HAND_TV_VALUE ? 0 : 1, STENC_NEUMANN, regs[w], x, m, g, 0};
+                float *scratch = xmalloc(N * sizeof(float)); /* the Laplacian's two passes */
+                for (int w = 0; w < NHAND; ++w) {
+                    Peer pe = {nx, ny, nz, D, x, g, 0, w, scratch};
+                    RegCall rc = {nx, ny, nz, D, 0, w == HAND_TV_VALUE ? 0 : 1, STENC_NEUMANN, hand_reg[w], x, m, g, 0};
                     check_peer(&pe, &rc, N);
                     double t = median_time(run_peer, &pe);
-                    row(reg_names[regs[w]], w == HAND_TV_VALUE ? "value" : "grad", "handc", D, nx, ny, nz, prec, t,
+                    row(reg_names[hand_reg[w]], w == HAND_TV_VALUE ? "value" : "grad", "handc", D, nx, ny, nz, prec, t,
                         (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es), w == HAND_TV_VALUE ? "sum" : "copy",
                         w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
                 }
+                free(scratch);
             }
             for (size_t w = 0; w < NMINI; ++w) {
                 if (minis[w].dims != D || !selected(minis[w].stencil)) continue;

@@ -193,4 +193,56 @@ static void hand_tikg2_grad(size_t nx, size_t ny, const float *restrict x, float
     }
 }
 
+/* ---- the Tikhonov gradient in 3D: the same, one row at a time, the
+ * neighbouring rows and planes by clamped row pointers ---- */
+static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                            float *restrict g)
+{
+    const size_t P = nx * ny;
+    const float cx = 2 * wx, cy = 2 * wy, cz = 2 * wz;
+#pragma omp parallel for schedule(static) collapse(2)
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j) {
+            const float *r = x + nx * j + P * k;
+            const float *ym = j ? r - nx : r, *yp = j + 1 < ny ? r + nx : r, *zm = k ? r - P : r, *zp = k + 1 < nz ? r + P : r;
+            float *gr = g + nx * j + P * k;
+#define HAND_TIKG3_YZ(i) (cy * ((r[i] - ym[i]) - (yp[i] - r[i])) + cz * ((r[i] - zm[i]) - (zp[i] - r[i])))
+            gr[0] = cx * (r[0] - r[1]) + HAND_TIKG3_YZ(0);
+#pragma omp simd
+            for (size_t i = 1; i < nx - 1; ++i) gr[i] = cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG3_YZ(i);
+            gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG3_YZ(nx - 1);
+#undef HAND_TIKG3_YZ
+        }
+}
+
+/* ---- the Tikhonov-Laplacian gradient, 2D and 3D: with replicated edges
+ * the Laplacian L is symmetric, so dR/dx = 2 L (L x): two passes of the
+ * 7-point (5-point) stencil through a scratch array t, rows by clamped
+ * pointers (nz = 1: the z neighbours are the point itself and cancel) ---- */
+static void hand_lap_pass(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float s,
+                          float *restrict y)
+{
+    const size_t P = nx * ny;
+#pragma omp parallel for schedule(static) collapse(2)
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j) {
+            const float *r = x + nx * j + P * k;
+            const float *ym = j ? r - nx : r, *yp = j + 1 < ny ? r + nx : r, *zm = k ? r - P : r, *zp = k + 1 < nz ? r + P : r;
+            float *o = y + nx * j + P * k;
+#define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
+            o[0] = s * w * (r[1] + r[0] + HAND_LAP_YZ(0));
+#pragma omp simd
+            for (size_t i = 1; i < nx - 1; ++i) o[i] = s * w * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i));
+            o[nx - 1] = s * w * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
+#undef HAND_LAP_YZ
+        }
+}
+/* one weight w for every dimension; t: n floats of scratch */
+static void hand_lap_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict t,
+                          float *restrict g)
+{
+    hand_lap_pass(nx, ny, nz, x, w, 1, t);
+    hand_lap_pass(nx, ny, nz, t, w, 2, g);
+}
+
 #endif
