@@ -169,14 +169,11 @@ int stenc_grid_free(stenc_grid *g)
 
 /* ---- halo ---------------------------------------------------------------- */
 
-/* A slab of a field: the box [lo, lo+len) along dimension d, everything
- * along the others.  Copies between the field and a packed buffer (dir 0:
- * field -> buffer, 1: buffer -> field, 2: buffer added into field, 3: field
- * set to zero); returns the bytes the slab takes. */
 /* row elements of es bytes: short rows (the x slabs: ghost-width pieces of
  * every row) element by element with fixed-size copies, which compile to
- * moves; a library memcpy call per 8-byte piece made the x exchange 3-4x
- * slower than the z exchange of the same bytes (perf/NOTES.md section 9) */
+ * moves instead of a library call per piece (about 5% of an x exchange;
+ * the rest of its cost against a z exchange of the same bytes is the one
+ * cache line each row's piece costs, perf/NOTES.md section 9) */
 static void copy_row(char *dst, const char *src, size_t row, size_t es)
 {
     if (row * es >= 64) memcpy(dst, src, row * es);
@@ -186,6 +183,10 @@ static void copy_row(char *dst, const char *src, size_t row, size_t es)
         for (size_t i = 0; i < row; ++i) memcpy(dst + 4 * i, src + 4 * i, 4);
 }
 
+/* A slab of a field: the box [lo, lo+len) along dimension d, everything
+ * along the others.  Copies between the field and a packed buffer (dir 0:
+ * field -> buffer, 1: buffer -> field, 2: buffer added into field, 3: field
+ * set to zero); returns the bytes the slab takes. */
 static size_t slab(const stenc_grid_info *I, const stenc_field *f, int d, size_t lo, size_t len, char *buf, int dir)
 {
     size_t m[3];
