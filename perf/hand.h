@@ -193,6 +193,17 @@ static void hand_tikg2_grad(size_t nx, size_t ny, const float *restrict x, float
     }
 }
 
+/* row (j, k) of x and its four y/z neighbour rows, clamped at the edges
+ * (replicated edges: a neighbour past the grid is the row itself) */
+typedef struct { const float *r, *ym, *yp, *zm, *zp; } HandRows;
+static inline HandRows hand_rows(const float *x, size_t nx, size_t ny, size_t nz, size_t j, size_t k)
+{
+    const size_t P = nx * ny;
+    const float *r = x + nx * j + P * k;
+    HandRows R = {r, j ? r - nx : r, j + 1 < ny ? r + nx : r, k ? r - P : r, k + 1 < nz ? r + P : r};
+    return R;
+}
+
 /* ---- the Tikhonov gradient in 3D: the same, one row at a time, the
  * neighbouring rows and planes by clamped row pointers ---- */
 static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
@@ -203,8 +214,8 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
 #pragma omp parallel for schedule(static) collapse(2)
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
-            const float *r = x + nx * j + P * k;
-            const float *ym = j ? r - nx : r, *yp = j + 1 < ny ? r + nx : r, *zm = k ? r - P : r, *zp = k + 1 < nz ? r + P : r;
+            const HandRows R = hand_rows(x, nx, ny, nz, j, k);
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
 #define HAND_TIKG3_YZ(i) (cy * ((r[i] - ym[i]) - (yp[i] - r[i])) + cz * ((r[i] - zm[i]) - (zp[i] - r[i])))
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG3_YZ(0);
@@ -226,8 +237,8 @@ static void hand_lap_pass(size_t nx, size_t ny, size_t nz, const float *restrict
 #pragma omp parallel for schedule(static) collapse(2)
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
-            const float *r = x + nx * j + P * k;
-            const float *ym = j ? r - nx : r, *yp = j + 1 < ny ? r + nx : r, *zm = k ? r - P : r, *zp = k + 1 < nz ? r + P : r;
+            const HandRows R = hand_rows(x, nx, ny, nz, j, k);
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *o = y + nx * j + P * k;
 #define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
             o[0] = s * w * (r[1] + r[0] + HAND_LAP_YZ(0));
