@@ -21,27 +21,23 @@ key = lambda r: (r['kernel'], r['entry'], r['dims'], r['nx'], r['ny'], r['nz'], 
 by = defaultdict(dict)
 for r in rows:
     by[key(r)][r['backend']] = float(r['median_s'])
-lines = []
-for k, d in sorted(by.items()):
-    if 'stenc' in d:
-        for peer, t in d.items():
-            if peer != 'stenc':
-                lines.append(f"| {k[0]} | {k[1]} | {k[3]}x{k[4]}{'x'+k[5] if k[2]=='3' else ''} | {k[6]} | {peer} | {t/d['stenc']:.1f}x |")
-if lines:
-    print("\n## Speed-up of stenc over peers (peer time / stenc time)\n")
-    print("| kernel | entry | size | prec | peer | speed-up |")
-    print("|---|---|---|---|---|---|")
-    print("\n".join(lines))
+def cells(k):
+    """kernel, entry, size and precision cells of a comparison row"""
+    return f"| {k[0]} | {k[1]} | {k[3]}x{k[4]}{'x'+k[5] if k[2]=='3' else ''} | {k[6]} |"
+
+def table(title, columns, lines):
+    if lines:
+        print(f"\n## {title}\n")
+        print("| kernel | entry | size | prec | " + " | ".join(columns) + " |")
+        print("|---|---|---|---|" + "---|" * len(columns))
+        print("\n".join(lines))
+
+table("Speed-up of stenc over peers (peer time / stenc time)", ["peer", "speed-up"],
+      [f"{cells(k)} {peer} | {t/d['stenc']:.1f}x |" for k, d in sorted(by.items()) if 'stenc' in d
+       for peer, t in d.items() if peer != 'stenc'])
 # stenc against the expert hand-written loops (perf/hand.h): stenc time / hand time
-hl = []
-for k, d in sorted(by.items()):
-    if 'stenc' in d and 'handc' in d:
-        hl.append(f"| {k[0]} | {k[1]} | {k[3]}x{k[4]}{'x'+k[5] if k[2]=='3' else ''} | {k[6]} | {d['stenc']/d['handc']:.2f} |")
-if hl:
-    print("\n## stenc against expert hand-written C (stenc time / hand time; 1.05 is the target)\n")
-    print("| kernel | entry | size | prec | stenc / hand |")
-    print("|---|---|---|---|---|")
-    print("\n".join(hl))
+table("stenc against expert hand-written C (stenc time / hand time; 1.05 is the target)", ["stenc / hand"],
+      [f"{cells(k)} {d['stenc']/d['handc']:.2f} |" for k, d in sorted(by.items()) if 'stenc' in d and 'handc' in d])
 # value_grad vs grad
 vg = []
 for k, d in by.items():
