@@ -853,6 +853,7 @@ typedef struct {
     const int *diff, *reads, *params;
     Node **dtaps, **part;
     const char *fn;      /* helper name prefix: stenc_h_BASE_KIND_Dd */
+    const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
 } RollIn;
 
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
@@ -860,21 +861,25 @@ typedef struct {
  * the ring and, with value, the reduction's value into the strip buffer.
  * Its own small function (C only, not inlined): inside the kernel's big
  * parallel body GCC keeps the row pointers on the stack and reloads them
- * every iteration (perf/NOTES.md section 11). */
-static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value)
+ * every iteration (perf/NOTES.md section 11).  The ENDS variant computes the
+ * row's R points outside [st_xa, st_xb) and inside the x domain [st_dlo,
+ * st_dhi), its x reads mapped by the boundary mode: the gradient's row ends
+ * then gather from the ring like the interior (section 12). */
+static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    PrintCtx pc = {in->es, TAP_DIRECT, in->E->names, vars};
+    PrintCtx pc = {in->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->E->names, vars};
     const int D = in->s->dims;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
-               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : "");
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
     for (int d = 0; d < D; ++d) fprintf(f, ", ptrdiff_t st_n%d", d);
     for (int a = 0; a < in->N; ++a)
         if (in->reads[a]) fprintf(f, ", const stn_real *stn_restrict %s", in->s->arr[a].name);
     for (int p = 0; p < in->s->nparam; ++p)
         if (in->params[p]) fprintf(f, ", stn_real %s", in->s->param[p]);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
-            value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "");
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+            value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "",
+            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "");
     for (int d = 0; d < D; ++d) fprintf(f, " (void)st_n%d;", d);
     for (int a = 0; a < in->N; ++a)
         if (in->reads[a]) fprintf(f, " (void)%s;", in->s->arr[a].name);
@@ -902,21 +907,27 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fm[nr] = "st_vb[i - st_vx] = %s;";
         ++nr;
     }
-    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
+    if (ends)
+        fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h) {\n"
+                   "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"
+                   "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
+    else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
     pr_c_block(f, &pc, roots, nr, fm, "        ");
-    fprintf(f, "    }\n}\n]])\n");
+    fprintf(f, "%s    }\n}\n]])\n", ends ? "    }\n" : "");
 }
 
-/* the call of that function for x in [XA, XB) */
-static void roll_call(FILE *f, const RollIn *in, int lag, int value, const char *xa, const char *xb, const char *ind)
+/* the call of that function for x in [XA, XB) (ENDS: outside it) */
+static void roll_call(FILE *f, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
+                      const char *ind)
 {
-    fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : "", xa, xb);
+    fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
     for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", st_n%d", d);
     for (int a = 0; a < in->N; ++a)
         if (in->reads[a]) fprintf(f, ", %s", in->s->arr[a].name);
     for (int p = 0; p < in->s->nparam; ++p)
         if (in->params[p]) fprintf(f, ", %s", in->s->param[p]);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s);\n", value ? ", st_vb, st_vx" : "");
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s);\n", value ? ", st_vb, st_vx" : "",
+            ends ? ", st_mode, st_dlo0, st_dhi0" : "");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
@@ -937,8 +948,10 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, "                ptrdiff_t st_j0 = st_ja;\n");
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
         fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
-        fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq)\n");
-        roll_call(f, in, L, 0, xa, xb, "                    ");
+        fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq) {\n");
+        roll_call(f, in, L, 0, 0, xa, xb, "                    ");
+        roll_call(f, in, L, 0, 1, xa, xb, "                    ");
+        fprintf(f, "                }\n");
         /* the newest plane's newest row is computed by the strips below */
         fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
     }
@@ -962,14 +975,12 @@ static void print_roll_state(FILE *a, FILE *b, const Roll *R, int D, int state)
     else fprintf(b, "%ld", R->size0);
 }
 
-/* the gather of one strip: G[q] = sum of the terms that reach q; the
- * coefficients (free of taps) were computed per row as st_c<use> */
-static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
+/* the ring rows the gather terms of row (j, k) read: st_r<use> */
+static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
 {
-    const Stencil *s = in->s;
-    const int D = s->dims, N = in->N;
+    const int D = in->s->dims;
     const char *K = D == 3 ? "k" : "0";
-    for (int u = 0; u < R->nuse; ++u) { /* the ring rows the terms read */
+    for (int u = 0; u < R->nuse; ++u) {
         const Node *tp = in->dtaps[R->use[u].tap];
         char jq[48], kq[48];
         snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
@@ -978,6 +989,15 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
         print_ring_row(f, R, R->use[u].slot, jq, kq);
         fprintf(f, ";\n");
     }
+}
+
+/* the gather of one strip: G[q] = sum of the terms that reach q; the
+ * coefficients (free of taps) were computed per row as st_c<use> */
+static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
+{
+    const Stencil *s = in->s;
+    const int N = in->N;
+    print_roll_rows(f, R, in);
     /* the loop twice, for beta == 0 (G not read) and beta != 0: left to
      * itself GCC if-converts the store's select into a masked load of G,
      * a read stream for a line that is only written (section 7) */
@@ -1010,6 +1030,48 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
     }
 }
 
+/* The row's x ends, [st_lo0, st_ia) and [st_ib, st_hi0), gathered from the
+ * ring like the interior: each term over the R points whose mapped tap lands
+ * on i (stenc_preimage along x; y and z are inside), one preimage per
+ * distinct x offset.  The ring holds every R point of the x domain (the ENDS
+ * row functions).  The value at an end point: the mapped value helper. */
+static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
+{
+    const int N = in->N;
+    fprintf(f, "            {\n");
+    print_roll_rows(f, R, in);
+    fprintf(f, "            for (int st_h = 0; st_h < 2; ++st_h) {\n"
+               "            const ptrdiff_t st_ea = st_h ? st_ib : st_lo0, st_eb = st_h ? st_hi0 : st_ia;\n"
+               "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ");
+    point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+    fprintf(f, "\n");
+    if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
+    for (int arr = 0; arr < N; ++arr) {
+        if (!in->diff[arr]) continue;
+        fprintf(f, "                stn_real st_gv = 0;\n");
+        for (int u = 0; u < R->nuse; ++u) {
+            const long ox = in->dtaps[R->use[u].tap]->idx[0].c;
+            int first = 1; /* the first term of this array with offset ox opens the block */
+            for (int v = 0; v < u && first; ++v)
+                first = !(in->dtaps[R->use[v].tap]->ref == arr && in->dtaps[R->use[v].tap]->idx[0].c == ox);
+            if (in->dtaps[R->use[u].tap]->ref != arr || !first) continue;
+            fprintf(f, "                {\n                ptrdiff_t st_a0, st_b0;\n"
+                       "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
+                       "                for (ptrdiff_t st_p = st_a0; st_p < st_b0; ++st_p) {", ox);
+            for (int v = u; v < R->nuse; ++v) {
+                const Use *us = &R->use[v];
+                if (in->dtaps[us->tap]->ref != arr || in->dtaps[us->tap]->idx[0].c != ox) continue;
+                fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
+                if (us->coef) fprintf(f, "st_c%d * ", v);
+                fprintf(f, "st_r%d[st_p];", v);
+            }
+            fprintf(f, " }\n                }\n");
+        }
+        fprintf(f, "                { stn_gstore(%s, st_q) }\n", in->E->names[N + arr]);
+    }
+    fprintf(f, "            }\n            }\n            }\n");
+}
+
 /* The interior of an interior row with rolling partial rows, or NULL (the
  * direct gather is used) when the partials are cheap.  *init gets the
  * per-chunk state, *size the per-thread ring size in rows, *state the
@@ -1031,8 +1093,11 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
      * costs seven Laplacians a point, so there the value comes apart) */
     if (!any && (!(ndt >= 5 && 2 * R.nslot <= ndt) || (in->want_v && !vg && D == 2))) return NULL;
     const char *K = D == 3 ? "k" : "0";
-    for (int L = 0; L < R.nplane; ++L) roll_helper(help, &R, in, L, 0);
-    if (vg) roll_helper(help, &R, in, 0, 1);
+    for (int L = 0; L < R.nplane; ++L) {
+        roll_helper(help, &R, in, L, 0, 0);
+        roll_helper(help, &R, in, L, 0, 1);
+    }
+    if (vg) roll_helper(help, &R, in, 0, 1, 0);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
@@ -1055,19 +1120,27 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         }
     }
     print_roll_catchup(f, &R, in);
+    char xa[64], xb[64];
     /* strips: the newest row's slots, then the gather */
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
     if (vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP + %ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", R.maxx - R.minx, -R.maxx);
-    char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
-    roll_call(f, in, 0, vg, xa, xb, "                ");
+    roll_call(f, in, 0, vg, 0, xa, xb, "                ");
     fprintf(f, "            }\n");
     print_roll_gather(f, &R, in, vg);
-    if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n        }\n", R.maxx);
-    else fprintf(f, "%s            }\n        }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n", R.maxx);
+    else fprintf(f, "%s            }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    /* the newest row's x ends (only its ends gather reads them), then the ends */
+    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
+    snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
+    snprintf(xb, sizeof xb, "st_ib%+ld", -R.minx);
+    roll_call(f, in, 0, 0, 1, xa, xb, "                ");
+    fprintf(f, "            }\n");
+    print_roll_ends(f, &R, in);
+    fprintf(f, "        }\n");
     *init = str_close(&a);
     *size = str_close(&b);
     return str_close(&c);
@@ -1486,8 +1559,16 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
         int rstate = 0;
         char fn[240];
         snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", base, kname, D);
-        const RollIn rin = {s, es, &E, r, N, ndt, want_v, first_read, diff, reads, params, dtaps, part, fn};
+        char mvcall[400];
+        snprintf(mvcall, sizeof mvcall, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", base, D, D == 3 ? ", k" : "");
+        Str mv;
+        str_open(&mv);
+        fprintf(mv.f, shc, mvcall);
+        fprintf(mv.f, ")");
+        char *smv = str_close(&mv);
+        const RollIn rin = {s, es, &E, r, N, ndt, want_v, first_read, diff, reads, params, dtaps, part, fn, smv};
         char *sroll = want_g ? roll_body(&rin, rollhelp.f, &rinit, &rsize, &rstate) : NULL;
+        free(smv);
 
         char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
         char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);

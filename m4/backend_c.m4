@@ -144,7 +144,8 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
 # stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA):
 # MODE non-empty defines st_mode (the boundary mode the reduction bodies use);
 # XEND is the body of the x ends of the rows that reach the interior code;
-# ROLL (when given) replaces the interior loop of those rows.  Interior sums:
+# ROLL (when given) replaces the whole of those rows (it gathers their x ends
+# from its ring), XEND then runs only rows too short for an interior.  Interior sums:
 # through the strip buffer for values alone; straight into the double
 # accumulator when the loop also stores a gradient (measured faster there:
 # the loop is store-bound, the extra buffer pass cost up to 2x)
@@ -167,10 +168,10 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = s
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
-            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
+m4_ifelse([[$8]], [[]], [[            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
-m4_ifelse([[$8]], [[]], [[stn_unswitch([[$10]], [[m4_ifelse([[$2]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+stn_unswitch([[$10]], [[m4_ifelse([[$2]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
@@ -188,11 +189,14 @@ m4_popdef([[stn_vacc]])]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia
             }
 ]], [[            #pragma omp simd
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
-]])]])]], [[            if (st_ia < st_ib) $8
-]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
+]])]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         $7
             }
+]], [[            if (st_ia < st_ib) $8
+            else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
+        $7
             }
+]])            }
         }
 m4_ifelse([[$2]], 1, [[        st_part[st_c] = st_acc;
 ]])    }
