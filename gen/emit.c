@@ -856,6 +856,39 @@ typedef struct {
     const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
 } RollIn;
 
+/* the inputs a row function takes after its own: sizes, arrays read, params */
+static void print_roll_inputs(FILE *f, const RollIn *in)
+{
+    for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", ptrdiff_t st_n%d", d);
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) fprintf(f, ", const stn_real *stn_restrict %s", in->s->arr[a].name);
+    for (int p = 0; p < in->s->nparam; ++p)
+        if (in->params[p]) fprintf(f, ", stn_real %s", in->s->param[p]);
+}
+
+/* ... their uses (void), and the arrays' strides */
+static void print_roll_input_setup(FILE *f, const RollIn *in)
+{
+    for (int d = 0; d < in->s->dims; ++d) fprintf(f, " (void)st_n%d;", d);
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) fprintf(f, " (void)%s;", in->s->arr[a].name);
+    for (int p = 0; p < in->s->nparam; ++p)
+        if (in->params[p]) fprintf(f, " (void)%s;", in->s->param[p]);
+    fprintf(f, "\n");
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) setup_strides(f, in->s, a, in->s->arr[a].name);
+}
+
+/* ... and the arguments of a call of one */
+static void print_roll_input_args(FILE *f, const RollIn *in)
+{
+    for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", st_n%d", d);
+    for (int a = 0; a < in->N; ++a)
+        if (in->reads[a]) fprintf(f, ", %s", in->s->arr[a].name);
+    for (int p = 0; p < in->s->nparam; ++p)
+        if (in->params[p]) fprintf(f, ", %s", in->s->param[p]);
+}
+
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
  * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
  * the ring and, with value, the reduction's value into the strip buffer.
@@ -864,30 +897,21 @@ typedef struct {
  * every iteration (perf/NOTES.md section 11).  The ENDS variant computes the
  * row's R points outside [st_xa, st_xb) and inside the x domain [st_dlo,
  * st_dhi), its x reads mapped by the boundary mode: the gradient's row ends
- * then gather from the ring like the interior (section 12). */
+ * then gather from the ring like the interior (section 12).  The vector
+ * range runs in whole vectors (STENC_VLB bytes), the rest as the range's
+ * last vector's points again (rewriting the same values): a scalar epilogue
+ * of a square root and a division per point cost more than that. */
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     PrintCtx pc = {in->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->E->names, vars};
-    const int D = in->s->dims;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
-    for (int d = 0; d < D; ++d) fprintf(f, ", ptrdiff_t st_n%d", d);
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, ", const stn_real *stn_restrict %s", in->s->arr[a].name);
-    for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, ", stn_real %s", in->s->param[p]);
+    print_roll_inputs(f, in);
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "",
             ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "");
-    for (int d = 0; d < D; ++d) fprintf(f, " (void)st_n%d;", d);
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, " (void)%s;", in->s->arr[a].name);
-    for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, " (void)%s;", in->s->param[p]);
-    fprintf(f, "\n");
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) setup_strides(f, in->s, a, in->s->arr[a].name);
+    print_roll_input_setup(f, in);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
     const char *fm[MAXTAP + 1];
@@ -911,9 +935,18 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h) {\n"
                    "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"
                    "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
-    else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
+    else fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
+                    "    const ptrdiff_t st_xm = st_xb - st_xa >= st_vl ? st_xa + (st_xb - st_xa) / st_vl * st_vl : st_xb;\n"
+                    "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xm; ++i) {\n");
     pr_c_block(f, &pc, roots, nr, fm, "        ");
-    fprintf(f, "%s    }\n}\n]])\n", ends ? "    }\n" : "");
+    fprintf(f, "%s    }\n", ends ? "    }\n" : "");
+    if (!ends) { /* the rest: the row's last STENC_VL points again, a whole vector */
+        fprintf(f, "    if (st_xm < st_xb) {\n    #pragma omp simd\n    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
+                   "        const ptrdiff_t i = st_xb - st_vl + st_u;\n");
+        pr_c_block(f, &pc, roots, nr, fm, "        ");
+        fprintf(f, "    }\n    }\n");
+    }
+    fprintf(f, "}\n]])\n");
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it) */
@@ -921,11 +954,7 @@ static void roll_call(FILE *f, const RollIn *in, int lag, int value, int ends, c
                       const char *ind)
 {
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
-    for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", st_n%d", d);
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, ", %s", in->s->arr[a].name);
-    for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, ", %s", in->s->param[p]);
+    print_roll_input_args(f, in);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s);\n", value ? ", st_vb, st_vx" : "",
             ends ? ", st_mode, st_dlo0, st_dhi0" : "");
 }
@@ -991,6 +1020,19 @@ static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
     }
 }
 
+/* the terms' coefficients (free of taps): st_c<use> */
+static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
+{
+    PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
+    for (int u = 0; u < R->nuse; ++u) {
+        if (!R->use[u].coef) continue;
+        char fmb[48];
+        snprintf(fmb, sizeof fmb, "const stn_real st_c%d = %%s;", u);
+        const char *fm[1] = {fmb};
+        pr_c_block(f, &pcd, &R->use[u].coef, 1, fm, "            ");
+    }
+}
+
 /* the gather of one strip: G[q] = sum of the terms that reach q; the
  * coefficients (free of taps) were computed per row as st_c<use> */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
@@ -1001,7 +1043,6 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
     /* the loop twice, for beta == 0 (G not read) and beta != 0: left to
      * itself GCC if-converts the store's select into a masked load of G,
      * a read stream for a line that is only written (section 7) */
-    if (in->want_v && !vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     for (int pass = 0; pass < 2; ++pass) {
         fprintf(f, "            %s\n", pass ? "else {" : "if (beta == 0) {");
         fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n");
@@ -1028,6 +1069,38 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
         }
         fprintf(f, "            }\n            }\n");
     }
+}
+
+/* The gather of a strip as its own function (C only, not inlined), for the
+ * reason the row functions are: in the kernel's body GCC parks the ring
+ * pointers in vector registers and on the stack (section 12).  With a value
+ * that does not ride with the newest row, the point values go to st_vb. */
+static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
+{
+    const int D = in->s->dims, N = in->N;
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_gather_[[]]stn_sfx[[]](ptrdiff_t st_i0, ptrdiff_t st_ie, "
+               "ptrdiff_t j%s", in->fn, D == 3 ? ", ptrdiff_t k" : "");
+    print_roll_inputs(f, in);
+    fprintf(f, ", const stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, stn_real alpha, stn_real beta");
+    for (int a = 0; a < N; ++a)
+        if (in->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->E->names[N + a]);
+    fprintf(f, "%s)\n{\n    (void)st_tyr; (void)st_jt;", in->want_v && !vg ? ", stn_real *stn_restrict st_vb" : "");
+    print_roll_input_setup(f, in);
+    print_roll_coefs(f, R, in);
+    print_roll_gather(f, R, in, vg);
+    fprintf(f, "}\n]])\n");
+}
+
+/* its call for the strip [st_i0, st_ie) of row (j, k) */
+static void roll_gather_call(FILE *f, const RollIn *in, int vg)
+{
+    const int N = in->N;
+    fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s", in->fn, in->s->dims == 3 ? ", k" : "");
+    print_roll_input_args(f, in);
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, alpha, beta");
+    for (int a = 0; a < N; ++a)
+        if (in->diff[a]) fprintf(f, ", %s", in->E->names[N + a]);
+    fprintf(f, "%s);\n", in->want_v && !vg ? ", st_vb" : "");
 }
 
 /* The row's x ends, [st_lo0, st_ia) and [st_ib, st_hi0), gathered from the
@@ -1098,6 +1171,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
+    roll_gather_helper(help, &R, in, vg);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
@@ -1109,16 +1183,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R.maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
-    {   /* the terms' coefficients */
-        PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
-        for (int u = 0; u < R.nuse; ++u) {
-            if (!R.use[u].coef) continue;
-            char fmb[48];
-            snprintf(fmb, sizeof fmb, "const stn_real st_c%d = %%s;", u);
-            const char *fm[1] = {fmb};
-            pr_c_block(f, &pcd, &R.use[u].coef, 1, fm, "            ");
-        }
-    }
+    print_roll_coefs(f, &R, in);
     print_roll_catchup(f, &R, in);
     char xa[64], xb[64];
     /* strips: the newest row's slots, then the gather */
@@ -1130,7 +1195,8 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
     roll_call(f, in, 0, vg, 0, xa, xb, "                ");
     fprintf(f, "            }\n");
-    print_roll_gather(f, &R, in, vg);
+    if (in->want_v && !vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    roll_gather_call(f, in, vg);
     if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n", R.maxx);
     else fprintf(f, "%s            }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     /* the newest row's x ends (only its ends gather reads them), then the ends */
