@@ -128,8 +128,9 @@ m4_define([[stn_job]], [[    {
     const ptrdiff_t st_rows = st_n1r * st_n2r;
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
 m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
-       planes k-1..k+1 of a tile stay in the core's L2 (STENC_TILE_BYTES) */
-    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real));
+       planes a tile reads are read in long runs and stay in cache (STENC_TILE_BYTES;
+       with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile) */
+    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse([[$10]], [[]], [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]));
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse([[$2]], 1, [[    double st_part[256];
 ]])m4_ifelse([[$10]], [[]], [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */

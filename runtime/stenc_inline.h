@@ -88,17 +88,25 @@ STENC_HD void stenc_preimage(ptrdiff_t q, ptrdiff_t o, ptrdiff_t n,
 }
 
 /* Rows per y tile of the 3D C kernels' 2.5D row order: a tile's slab of one
- * plane (rows of nx elements of ELEM bytes) holds about STENC_TILE_BYTES, so
- * the three planes a 7-point stencil reads stay in a core's L2 while the tile
- * is walked along z.  No tiling (one tile of all rows) when a plane's rows
- * fit anyway or there is a single plane.  Build with -DSTENC_TILE_BYTES=...
- * to fit another L2 (the default suits 1-2 MiB per core). */
+ * plane (rows of nx elements of ELEM bytes) holds about BYTES, and the tile
+ * is walked plane by plane.  No tiling (one tile of all rows) when a plane's
+ * rows fit anyway or there is a single plane.  Two sizes (perf/NOTES.md
+ * section 12): kernels that keep rows of partials per tile (the rolling
+ * gradients: their ring grows with the tile) use STENC_RING_TILE_BYTES, so
+ * that the ring and the planes it reads stay in a core's L2; every other
+ * kernel STENC_TILE_BYTES, large enough that the planes are read in long
+ * runs (small tiles cost a third of a value's time at 512^3) yet bounded, so
+ * that planes much larger than a cache are still read once.  Build with
+ * -DSTENC_TILE_BYTES=... / -DSTENC_RING_TILE_BYTES=... for other caches. */
 #ifndef STENC_TILE_BYTES
-#define STENC_TILE_BYTES (256 * 1024)
+#define STENC_TILE_BYTES (1024 * 1024)
 #endif
-STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem)
+#ifndef STENC_RING_TILE_BYTES
+#define STENC_RING_TILE_BYTES (256 * 1024)
+#endif
+STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem, size_t bytes)
 {
-    ptrdiff_t t = (ptrdiff_t)((size_t)(STENC_TILE_BYTES) / (elem > 0 ? elem : 1)) / (nx > 0 ? nx : 1);
+    ptrdiff_t t = (ptrdiff_t)(bytes / (elem > 0 ? elem : 1)) / (nx > 0 ? nx : 1);
     if (t < 8) t = 8;
     return (nplanes <= 1 || t >= nrows || nrows < 1) ? (nrows > 0 ? nrows : 1) : t;
 }

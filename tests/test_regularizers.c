@@ -448,8 +448,10 @@ START_TEST(large_grids_gradient)
     G.D = D;
     if (shape == 0) { G.n[0] = 300; G.n[1] = 300; G.n[2] = 1; }
     else if (shape == 1) { G.n[0] = 64; G.n[1] = 6; G.n[2] = 200; } /* ~5 rows per chunk, chunks across planes */
-    else { G.n[0] = 2100; G.n[1] = 37; G.n[2] = 7; } /* 2.5D row order: y tiles of 15 (f64) and 31 (f32) rows, a short last tile;
-                                                          nz >= 7: the reference's 7-point window must not wrap onto itself */
+    else { G.n[0] = 2100; G.n[1] = 37; G.n[2] = 7; } /* 2.5D row order: the rolling gradients in y tiles of 15 (f64) and
+                                                          31 (f32) rows, a short last tile (every kernel in tiles of 8 in
+                                                          make check-sanitize); nz >= 7: the reference's 7-point window
+                                                          must not wrap onto itself */
     G.N = G.n[0] * G.n[1] * G.n[2];
     rng_t rg = {7000 + (uint64_t)_i};
     double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *gf = dalloc(G.N), *xp = dalloc(G.N);
