@@ -1004,12 +1004,29 @@ static void print_roll_state(FILE *a, FILE *b, const Roll *R, int D, int state)
     else fprintf(b, "%ld", R->size0);
 }
 
-/* the ring rows the gather terms of row (j, k) read: st_r<use> */
+/* the first use that reads the same ring row as use u (same slot, same y/z
+ * offset): one pointer per distinct row, or the gather of a stencil with
+ * many terms keeps its pointers on the stack (section 12) */
+static int roll_row_of(const Roll *R, const RollIn *in, int u)
+{
+    const Node *tu = in->dtaps[R->use[u].tap];
+    for (int v = 0; v < u; ++v) {
+        const Node *tv = in->dtaps[R->use[v].tap];
+        if (R->use[v].slot == R->use[u].slot && tv->idx[1].c == tu->idx[1].c &&
+            (in->s->dims < 3 || tv->idx[2].c == tu->idx[2].c))
+            return v;
+    }
+    return u;
+}
+
+/* the ring rows the gather terms of row (j, k) read: st_r<use> for the
+ * first use of each row */
 static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
 {
     const int D = in->s->dims;
     const char *K = D == 3 ? "k" : "0";
     for (int u = 0; u < R->nuse; ++u) {
+        if (roll_row_of(R, in, u) != u) continue;
         const Node *tp = in->dtaps[R->use[u].tap];
         char jq[48], kq[48];
         snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
@@ -1063,7 +1080,7 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
                 if (in->dtaps[us->tap]->ref != arr) continue;
                 fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
                 if (us->coef) fprintf(f, "st_c%d * ", u);
-                fprintf(f, "st_r%d[i%+ld];", u, -in->dtaps[us->tap]->idx[0].c);
+                fprintf(f, "st_r%d[i%+ld];", roll_row_of(R, in, u), -in->dtaps[us->tap]->idx[0].c);
             }
             fprintf(f, " %s(%s, st_q) }\n", pass ? "stn_gstore" : "stn_gstore0", in->E->names[N + arr]);
         }
@@ -1136,7 +1153,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
                 if (in->dtaps[us->tap]->ref != arr || in->dtaps[us->tap]->idx[0].c != ox) continue;
                 fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
                 if (us->coef) fprintf(f, "st_c%d * ", v);
-                fprintf(f, "st_r%d[st_p];", v);
+                fprintf(f, "st_r%d[st_p];", roll_row_of(R, in, v));
             }
             fprintf(f, " }\n                }\n");
         }
