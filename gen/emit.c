@@ -856,37 +856,28 @@ typedef struct {
     const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
 } RollIn;
 
-/* the inputs a row function takes after its own: sizes, arrays read, params */
-static void print_roll_inputs(FILE *f, const RollIn *in)
+/* the inputs of the rolling rows' functions after their own: sizes, arrays
+ * read, params, as parameters, as (void) uses or as a call's arguments */
+enum { IN_PARAMS, IN_VOIDS, IN_ARGS };
+static void print_roll_inputs(FILE *f, const RollIn *in, int form)
 {
-    for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", ptrdiff_t st_n%d", d);
+    static const char *const fmt[3][3] = {{", ptrdiff_t st_n%d", ", const stn_real *stn_restrict %s", ", stn_real %s"},
+                                          {" (void)st_n%d;", " (void)%s;", " (void)%s;"},
+                                          {", st_n%d", ", %s", ", %s"}};
+    for (int d = 0; d < in->s->dims; ++d) fprintf(f, fmt[form][0], d);
     for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, ", const stn_real *stn_restrict %s", in->s->arr[a].name);
+        if (in->reads[a]) fprintf(f, fmt[form][1], in->s->arr[a].name);
     for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, ", stn_real %s", in->s->param[p]);
+        if (in->params[p]) fprintf(f, fmt[form][2], in->s->param[p]);
 }
 
-/* ... their uses (void), and the arrays' strides */
+/* a function's (void) uses of its inputs, and the arrays' strides */
 static void print_roll_input_setup(FILE *f, const RollIn *in)
 {
-    for (int d = 0; d < in->s->dims; ++d) fprintf(f, " (void)st_n%d;", d);
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, " (void)%s;", in->s->arr[a].name);
-    for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, " (void)%s;", in->s->param[p]);
+    print_roll_inputs(f, in, IN_VOIDS);
     fprintf(f, "\n");
     for (int a = 0; a < in->N; ++a)
         if (in->reads[a]) setup_strides(f, in->s, a, in->s->arr[a].name);
-}
-
-/* ... and the arguments of a call of one */
-static void print_roll_input_args(FILE *f, const RollIn *in)
-{
-    for (int d = 0; d < in->s->dims; ++d) fprintf(f, ", st_n%d", d);
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, ", %s", in->s->arr[a].name);
-    for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, ", %s", in->s->param[p]);
 }
 
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
@@ -907,7 +898,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     PrintCtx pc = {in->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->E->names, vars};
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
-    print_roll_inputs(f, in);
+    print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "",
             ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "");
@@ -954,7 +945,7 @@ static void roll_call(FILE *f, const RollIn *in, int lag, int value, int ends, c
                       const char *ind)
 {
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
-    print_roll_input_args(f, in);
+    print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s);\n", value ? ", st_vb, st_vx" : "",
             ends ? ", st_mode, st_dlo0, st_dhi0" : "");
 }
@@ -1097,7 +1088,7 @@ static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
     const int D = in->s->dims, N = in->N;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_gather_[[]]stn_sfx[[]](ptrdiff_t st_i0, ptrdiff_t st_ie, "
                "ptrdiff_t j%s", in->fn, D == 3 ? ", ptrdiff_t k" : "");
-    print_roll_inputs(f, in);
+    print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", const stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, stn_real alpha, stn_real beta");
     for (int a = 0; a < N; ++a)
         if (in->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->E->names[N + a]);
@@ -1113,7 +1104,7 @@ static void roll_gather_call(FILE *f, const RollIn *in, int vg)
 {
     const int N = in->N;
     fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s", in->fn, in->s->dims == 3 ? ", k" : "");
-    print_roll_input_args(f, in);
+    print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, alpha, beta");
     for (int a = 0; a < N; ++a)
         if (in->diff[a]) fprintf(f, ", %s", in->E->names[N + a]);
