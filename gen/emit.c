@@ -931,7 +931,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
                     "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xm; ++i) {\n");
     pr_c_block(f, &pc, roots, nr, fm, "        ");
     fprintf(f, "%s    }\n", ends ? "    }\n" : "");
-    if (!ends) { /* the rest: the row's last STENC_VL points again, a whole vector */
+    if (!ends) { /* the rest: the range's last vector's points again */
         fprintf(f, "    if (st_xm < st_xb) {\n    #pragma omp simd\n    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
                    "        const ptrdiff_t i = st_xb - st_vl + st_u;\n");
         pr_c_block(f, &pc, roots, nr, fm, "        ");
@@ -1042,7 +1042,7 @@ static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
 }
 
 /* the gather of one strip: G[q] = sum of the terms that reach q; the
- * coefficients (free of taps) were computed per row as st_c<use> */
+ * coefficients (free of taps) are st_c<use> (print_roll_coefs) */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
     const Stencil *s = in->s;
