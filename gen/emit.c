@@ -902,6 +902,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "",
             ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "");
+    if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
@@ -1129,7 +1130,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
     if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
     for (int arr = 0; arr < N; ++arr) {
         if (!in->diff[arr]) continue;
-        fprintf(f, "                stn_real st_gv = 0;\n");
+        fprintf(f, "                {\n                stn_real st_gv = 0;\n");
         for (int u = 0; u < R->nuse; ++u) {
             const long ox = in->dtaps[R->use[u].tap]->idx[0].c;
             int first = 1; /* the first term of this array with offset ox opens the block */
@@ -1148,7 +1149,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
             }
             fprintf(f, " }\n                }\n");
         }
-        fprintf(f, "                { stn_gstore(%s, st_q) }\n", in->E->names[N + arr]);
+        fprintf(f, "                stn_gstore(%s, st_q)\n                }\n", in->E->names[N + arr]);
     }
     fprintf(f, "            }\n            }\n            }\n");
 }

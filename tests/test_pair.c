@@ -1,0 +1,140 @@
+/* A reduction over two differentiable arrays (tests/stencils/pair.stn):
+ * value against a direct double loop of its formula, and both gradients
+ * (grad and value_grad, alpha/beta) against central differences of that
+ * loop, in every boundary mode, on grids whose rows are long enough for the
+ * rolling rows (several strips) and short enough for the end points to be a
+ * large share.  The reference knows nothing of the generator. */
+#include "testutil.h"
+#include "pair.h"
+
+typedef struct { size_t n[3]; int D; } Grid;
+
+/* index of p + o along a dimension of n points under the mode; -1 when the
+ * point is outside (valid mode never asks) */
+static long ref_map(long p, long o, long n, int mode)
+{
+    long v = p + o;
+    if (mode == STENC_PERIODIC) return ((v % n) + n) % n;
+    if (mode == STENC_NEUMANN) return v < 0 ? 0 : v >= n ? n - 1 : v;
+    return v;
+}
+
+static double ref_at(const Grid *G, const double *a, long i, long j, long k, long oi, long oj, long ok, int mode)
+{
+    long n0 = (long)G->n[0], n1 = (long)G->n[1], n2 = (long)G->n[2];
+    long q0 = ref_map(i, oi, n0, mode), q1 = ref_map(j, oj, n1, mode), q2 = G->D == 3 ? ref_map(k, ok, n2, mode) : 0;
+    return a[q0 + n0 * (q1 + n1 * q2)];
+}
+
+/* sum over the mode's points of sqrt(eps + (x[p+ex] - y[p-ex])^2 +
+ * (x[p+ey] - y[p])^2 [+ (y[p+ez] - x[p-ey])^2]) */
+static double ref_value(const Grid *G, int mode, const double *x, const double *y, double eps)
+{
+    /* valid: every tap inside: x in [1, n-1), y in [1 or 0, n-1), z in [0, n-1) */
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) {
+        lo[0] = 1; hi[0] -= 1;
+        lo[1] = G->D == 3 ? 1 : 0; hi[1] -= 1;
+        if (G->D == 3) hi[2] -= 1;
+    }
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - ref_at(G, y, i, j, k, -1, 0, 0, mode);
+                double b = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, y, i, j, k, 0, 0, 0, mode);
+                double r = eps + a * a + b * b;
+                if (G->D == 3) {
+                    double c = ref_at(G, y, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, -1, 0, mode);
+                    r += c * c;
+                }
+                s += sqrt(r);
+            }
+    return s;
+}
+
+static int call(const Grid *G, int kind, int mode, const double *x, const double *y, double eps, double *v, double alpha,
+                double beta, double *gx, double *gy)
+{
+    if (G->D == 2) {
+        if (kind == 0) return stenc_pair_value_2d_f64(G->n[0], G->n[1], mode, x, y, eps, v);
+        if (kind == 1) return stenc_pair_grad_2d_f64(G->n[0], G->n[1], mode, x, y, eps, alpha, beta, gx, gy);
+        return stenc_pair_value_grad_2d_f64(G->n[0], G->n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
+    }
+    if (kind == 0) return stenc_pair_value_3d_f64(G->n[0], G->n[1], G->n[2], mode, x, y, eps, v);
+    if (kind == 1) return stenc_pair_grad_3d_f64(G->n[0], G->n[1], G->n[2], mode, x, y, eps, alpha, beta, gx, gy);
+    return stenc_pair_value_grad_3d_f64(G->n[0], G->n[1], G->n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
+}
+
+static const Grid grids[] = {
+    {{1100, 7, 1}, 2},   /* rows of several strips */
+    {{9, 13, 1}, 2},     /* end points a large share */
+    {{530, 5, 4}, 3},
+    {{17, 9, 8}, 3},
+};
+enum { NGRID = sizeof grids / sizeof grids[0] };
+
+START_TEST(pair_value_and_gradients)
+{
+    const Grid *G = &grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    const double eps = 1e-2;
+    rng_t rg = {4100 + (uint64_t)_i};
+    double *x = dalloc(N), *y = dalloc(N), *gx = dalloc(N), *gy = dalloc(N), *hx = dalloc(N), *hy = dalloc(N);
+    dfill(x, N, &rg, -1, 1);
+    dfill(y, N, &rg, -1, 1);
+    double v = 0, vg = 0;
+    CK_OK(call(G, 0, mode, x, y, eps, &v, 0, 0, NULL, NULL));
+    const double vref = ref_value(G, mode, x, y, eps);
+    ck_assert_msg(reldiff(v, vref, 1) < 1e-12, "%zux%zux%zu mode %d value %.15g, reference %.15g", G->n[0], G->n[1],
+                  G->n[2], mode, v, vref);
+    dnan(gx, N);
+    dnan(gy, N);
+    CK_OK(call(G, 1, mode, x, y, eps, NULL, 1, 0, gx, gy));
+    /* value_grad with alpha/beta onto a known start: beta*start + alpha*g */
+    dfill(hx, N, &rg, -1, 1);
+    dfill(hy, N, &rg, -1, 1);
+    double *sx = dalloc(N), *sy = dalloc(N);
+    memcpy(sx, hx, N * sizeof *sx);
+    memcpy(sy, hy, N * sizeof *sy);
+    CK_OK(call(G, 2, mode, x, y, eps, &vg, 0.5, -2, hx, hy));
+    ck_assert_msg(reldiff(vg, vref, 1) < 1e-12, "value_grad value %.15g, reference %.15g", vg, vref);
+    /* central differences of the reference at every point of both arrays */
+    const double h = 1e-6;
+    double gmax = 0;
+    for (size_t q = 0; q < N; ++q) gmax = fmax(gmax, fmax(fabs(gx[q]), fabs(gy[q])));
+    for (int arr = 0; arr < 2; ++arr) {
+        double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx, *st = arr ? sy : sx;
+        for (size_t q = 0; q < N; ++q) {
+            const size_t i = q % G->n[0];
+            /* every row's ends, every 7th point of the rest */
+            if (i >= 4 && i + 4 < G->n[0] && q % 7) continue;
+            const double a0 = a[q];
+            a[q] = a0 + h;
+            double fp = ref_value(G, mode, x, y, eps);
+            a[q] = a0 - h;
+            double fm = ref_value(G, mode, x, y, eps);
+            a[q] = a0;
+            double fd = (fp - fm) / (2 * h);
+            ck_assert_msg(fabs(g[q] - fd) <= 1e-6 * (1 + gmax), "%zux%zux%zu mode %d %s grad at %zu (%zu, %zu, %zu): %.12g vs FD %.12g",
+                          G->n[0], G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, q / G->n[0] % G->n[1],
+                          q / (G->n[0] * G->n[1]), g[q], fd);
+            ck_assert_msg(fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + gmax),
+                          "value_grad %s at %zu: %.15g, want %.15g", arr ? "y" : "x", q, gv[q], -2 * st[q] + 0.5 * g[q]);
+        }
+    }
+    free(x); free(y); free(gx); free(gy); free(hx); free(hy); free(sx); free(sy);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pair");
+    TCase *tc = tcase_create("all");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, pair_value_and_gradients, 0, NGRID * 3);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
