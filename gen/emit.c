@@ -750,6 +750,7 @@ typedef struct {
     int depth;           /* rows of a lag-0 ring: maxy - miny + 1 */
     int nplane;          /* planes of R points alive: maxz - minz + 1 */
     int nslot, nuse;
+    int vslot;           /* the slot of the reduction's value at each R point, or -1 */
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
     long size0, size1;   /* ring rows per thread: size0 + size1*st_tyr */
@@ -798,11 +799,12 @@ static int plan_factors(Node *f, Node **part, int ndt, Roll *R)
     return R->nslot < ndt;
 }
 
-/* where each slot's rows live: plan only, no printing */
-static void plan_roll(const Stencil *s, Node *f, int ndt, Node **dtaps, Node **part, Roll *R)
+/* the box of the R points a gather point reads, relative to the point */
+static void plan_box(const Stencil *s, int ndt, Node **dtaps, Roll *R)
 {
     const int D = s->dims;
     memset(R, 0, sizeof *R);
+    R->vslot = -1;
     R->minx = R->maxx = dtaps[0]->idx[0].c;
     R->miny = R->maxy = dtaps[0]->idx[1].c;
     R->minz = R->maxz = D == 3 ? dtaps[0]->idx[2].c : 0;
@@ -814,6 +816,17 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node **dtaps, Node **p
     }
     R->depth = (int)(R->maxy - R->miny + 1);
     R->nplane = (int)(R->maxz - R->minz + 1);
+}
+
+/* Where each slot's rows live: plan only, no printing.  With VALUE (the
+ * reduction's expression), one more slot holds the value at each R point
+ * when the point's own R point is in the box: the row functions compute it
+ * with the partials (one evaluation of the square roots), and a strip's
+ * value is summed from its own ring row (value_grad of central differences,
+ * the Laplacian, the Hessian: section 13 of perf/NOTES.md). */
+static void plan_roll(const Stencil *s, Node *f, int ndt, Node **dtaps, Node **part, Node *value, Roll *R)
+{
+    const int D = s->dims;
     if (!plan_factors(f, part, ndt, R)) {
         R->nslot = R->nuse = ndt;
         for (int t = 0; t < ndt; ++t) {
@@ -825,6 +838,11 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node **dtaps, Node **p
         Slot *k = &R->slot[R->use[u].slot];
         int lag = (int)((D == 3 ? dtaps[R->use[u].tap]->idx[2].c : 0) - R->minz);
         if (lag > k->lag) k->lag = lag;
+    }
+    const int own = R->minx <= 0 && R->maxx >= 0 && R->miny <= 0 && R->maxy >= 0 && R->minz <= 0 && R->maxz >= 0;
+    if (value && own && R->nslot < MAXTAP) {
+        R->vslot = R->nslot++;
+        R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0};
     }
     for (int k = 0; k < R->nslot; ++k) {
         R->slot[k].base0 = R->size0;
@@ -1116,7 +1134,8 @@ static void roll_gather_call(FILE *f, const RollIn *in, int vg)
  * ring like the interior: each term over the R points whose mapped tap lands
  * on i (stenc_preimage along x; y and z are inside), one preimage per
  * distinct x offset.  The ring holds every R point of the x domain (the ENDS
- * row functions).  The value at an end point: the mapped value helper. */
+ * row functions).  The value at an end point: its value slot, else the
+ * mapped value helper. */
 static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
 {
     const int N = in->N;
@@ -1127,7 +1146,11 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
                "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ");
     point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
     fprintf(f, "\n");
-    if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
+    if (in->want_v && R->vslot >= 0) {
+        fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)(");
+        print_ring_row(f, R, R->vslot, "j", in->s->dims == 3 ? "k" : "0");
+        fprintf(f, ")[i];\n");
+    } else if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
     for (int arr = 0; arr < N; ++arr) {
         if (!in->diff[arr]) continue;
         fprintf(f, "                {\n                stn_real st_gv = 0;\n");
@@ -1166,21 +1189,23 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     if (D < 2 || ndt < 2) return NULL;
     for (int t = 0; t < ndt; ++t) any |= costly(in->part[t]);
     Roll R;
-    plan_roll(s, in->r->f, ndt, in->dtaps, in->part, &R);
-    /* the value rides along with the newest row when that row is the point's own (forward taps) */
+    plan_box(s, ndt, in->dtaps, &R);
+    /* the value rides along with the newest row when that row is the point's
+     * own (forward taps); else it has a slot of the ring when it can */
     const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
+    plan_roll(s, in->r->f, ndt, in->dtaps, in->part, in->want_v && !vg ? in->r->f : NULL, &R);
+    const int vs = R.vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and not when a value must then be computed apart: the gather form
-     * shares it with the partials: measured in 2D; in 3D the gather form
-     * costs seven Laplacians a point, so there the value comes apart) */
-    if (!any && (!(ndt >= 5 && 2 * R.nslot <= ndt) || (in->want_v && !vg && D == 2))) return NULL;
+     * shares it with the partials: measured in 2D) */
+    if (!any && (!(ndt >= 5 && 2 * (R.nslot - vs) <= ndt) || (in->want_v && !vg && !vs && D == 2))) return NULL;
     const char *K = D == 3 ? "k" : "0";
     for (int L = 0; L < R.nplane; ++L) {
         roll_helper(help, &R, in, L, 0, 0);
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
-    roll_gather_helper(help, &R, in, vg);
+    roll_gather_helper(help, &R, in, vg || vs);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
@@ -1204,10 +1229,14 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
     roll_call(f, in, 0, vg, 0, xa, xb, "                ");
     fprintf(f, "            }\n");
-    if (in->want_v && !vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
-    roll_gather_call(f, in, vg);
+    if (in->want_v && !vg && !vs) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    roll_gather_call(f, in, vg || vs);
     if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n", R.maxx);
-    else fprintf(f, "%s            }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    else if (vs) {
+        fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
+        print_ring_row(f, &R, R.vslot, "j", K);
+        fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
+    } else fprintf(f, "%s            }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
     /* the newest row's x ends (only its ends gather reads them), then the ends */
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
