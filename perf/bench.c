@@ -1,6 +1,8 @@
 /* stenc performance suite (CPU, and CUDA when a device is present).
  *
- * For every kernel: median time over repetitions after a warm-up, the bytes
+ * For every kernel: median time over repetitions after a warm-up (the
+ * ceilings, the regularizers and the hand-written peers of one size in
+ * rounds that call each of them once, round_robin), the bytes
  * that must move (each input read once, each output written once), T_eff, and
  * the ratio to a ceiling measured in the same run over the same bytes: a
  * read-only sum (for values) or a copy (for gradients and updates).  Peers:
@@ -58,6 +60,32 @@ static double median_time(run_f fn, void *ctx)
     }
     qsort(t, (size_t)reps, sizeof *t, bench_cmpd);
     return t[reps / 2];
+}
+
+/* Medians of several functions timed in rounds: each round calls every
+ * function once, in order, so a slow phase of the machine (this VM's speed
+ * drifts by up to 1.4x within one process, perf/NOTES.md section 13) falls
+ * on all of them alike and the ratios between them (value_grad / grad,
+ * stenc / hand, kernel / ceiling) come from the same minutes.  One warm-up
+ * round first; its length chooses the number of rounds. */
+enum { RR_MAX = 64 };
+typedef struct { run_f fn; void *ctx; double t[25]; } RoundItem;
+static void round_robin(RoundItem *it, int n)
+{
+    double t0 = bench_now();
+    for (int k = 0; k < n; ++k) it[k].fn(it[k].ctx);
+    double one = bench_now() - t0;
+    int reps = one > 20 ? 3 : one > 4 ? 5 : one > 0.5 ? 7 : quick ? 9 : 11;
+    for (int r = 0; r < reps; ++r)
+        for (int k = 0; k < n; ++k) {
+            double s = bench_now();
+            it[k].fn(it[k].ctx);
+            it[k].t[r] = bench_now() - s;
+        }
+    for (int k = 0; k < n; ++k) {
+        qsort(it[k].t, (size_t)reps, sizeof(double), bench_cmpd);
+        it[k].t[0] = it[k].t[reps / 2];
+    }
 }
 
 /* ---------------- ceilings ---------------- */
@@ -215,33 +243,45 @@ int main(int argc, char **argv)
                 if (dbl) { ((double *)x)[q] = 1.5 + v; ((double *)m)[q] = 1.0; ((double *)g)[q] = 0; }
                 else { ((float *)x)[q] = (float)(1.5 + v); ((float *)m)[q] = 1.0f; ((float *)g)[q] = 0; }
             }
+            /* the ceilings, every selected regularizer entry and the hand
+             * loops, timed together in rounds (round_robin) */
             Ceil c = {N, dbl ? NULL : x, dbl ? NULL : g, dbl ? x : NULL, dbl ? g : NULL, dbl, 0};
-            double tsum = median_time(run_sum, &c), tcopy = median_time(run_copy, &c);
+            static RoundItem items[RR_MAX];
+            static RegCall rcs[RR_MAX];
+            static Peer pes[NHAND];
+            int ni = 0, nrc = 0;
+            items[ni++] = (RoundItem){run_sum, &c, {0}};
+            items[ni++] = (RoundItem){run_copy, &c, {0}};
+            for (int reg = 0; reg < NREG; ++reg)
+                for (int what = 0; what < 3 && selected(reg_names[reg]); ++what) {
+                    rcs[nrc] = (RegCall){nx, ny, nz, D, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
+                    items[ni++] = (RoundItem){run_reg, &rcs[nrc++], {0}};
+                }
+            const int hand = !dbl && selected("handc");
+            float *scratch = hand ? xmalloc(N * sizeof(float)) : NULL; /* the Laplacian's two passes */
+            for (int w = 0; w < NHAND && hand; ++w) {
+                pes[w] = (Peer){nx, ny, nz, D, x, g, 0, w, scratch};
+                RegCall rc = {nx, ny, nz, D, 0, w == HAND_TV_VALUE ? 0 : 1, STENC_NEUMANN, hand_reg[w], x, m, g, 0};
+                check_peer(&pes[w], &rc, N);
+                items[ni++] = (RoundItem){run_peer, &pes[w], {0}};
+            }
+            round_robin(items, ni);
+            const double tsum = items[0].t[0], tcopy = items[1].t[0];
             double sum_gbs = (double)(N * es) / tsum / 1e9, copy_gbs = 2.0 * (double)(N * es) / tcopy / 1e9;
             row("ceiling_sum", "read", "c", D, nx, ny, nz, prec, tsum, (double)(N * es), "sum", sum_gbs);
             row("ceiling_copy", "copy", "c", D, nx, ny, nz, prec, tcopy, 2.0 * (double)(N * es), "copy", copy_gbs);
-            for (int reg = 0; reg < NREG; ++reg)
-                for (int what = 0; what < 3 && selected(reg_names[reg]); ++what) {
-                    RegCall rc = {nx, ny, nz, D, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
-                    double t = median_time(run_reg, &rc);
-                    double inb = (double)(N * es) * reg_inputs(reg);
-                    double bytes = what == 0 ? inb : inb + (double)(N * es);
-                    row(reg_names[reg], what == 0 ? "value" : what == 1 ? "grad" : "value_grad", "stenc", D, nx, ny, nz, prec, t,
-                        bytes, what == 0 ? "sum" : "copy", what == 0 ? sum_gbs : copy_gbs);
-                }
-            if (!dbl && selected("handc")) {
-                float *scratch = xmalloc(N * sizeof(float)); /* the Laplacian's two passes */
-                for (int w = 0; w < NHAND; ++w) {
-                    Peer pe = {nx, ny, nz, D, x, g, 0, w, scratch};
-                    RegCall rc = {nx, ny, nz, D, 0, w == HAND_TV_VALUE ? 0 : 1, STENC_NEUMANN, hand_reg[w], x, m, g, 0};
-                    check_peer(&pe, &rc, N);
-                    double t = median_time(run_peer, &pe);
-                    row(reg_names[hand_reg[w]], w == HAND_TV_VALUE ? "value" : "grad", "handc", D, nx, ny, nz, prec, t,
-                        (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es), w == HAND_TV_VALUE ? "sum" : "copy",
-                        w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
-                }
-                free(scratch);
+            for (int k = 0; k < nrc; ++k) {
+                const RegCall *rc = &rcs[k];
+                double inb = (double)(N * es) * reg_inputs(rc->reg);
+                double bytes = rc->what == 0 ? inb : inb + (double)(N * es);
+                row(reg_names[rc->reg], rc->what == 0 ? "value" : rc->what == 1 ? "grad" : "value_grad", "stenc", D, nx, ny, nz,
+                    prec, items[2 + k].t[0], bytes, rc->what == 0 ? "sum" : "copy", rc->what == 0 ? sum_gbs : copy_gbs);
             }
+            for (int w = 0; w < NHAND && hand; ++w)
+                row(reg_names[hand_reg[w]], w == HAND_TV_VALUE ? "value" : "grad", "handc", D, nx, ny, nz, prec,
+                    items[2 + nrc + w].t[0], (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es), w == HAND_TV_VALUE ? "sum" : "copy",
+                    w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
+            free(scratch);
             for (size_t w = 0; w < NMINI; ++w) {
                 if (minis[w].dims != D || !selected(minis[w].stencil)) continue;
                 /* 8 arrays with room for the staggered extents (+1 per dimension), small values */
