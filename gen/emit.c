@@ -941,6 +941,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fm[nr] = "st_vb[i - st_vx] = %s;";
         ++nr;
     }
+    ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends)
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h) {\n"
                    "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"

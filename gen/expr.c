@@ -382,6 +382,77 @@ static Node *recip_rec(Node *n, int tag)
 
 Node *ex_recip(Node *n) { return recip_rec(n, ++memo_counter); }
 
+static int has_tap(Node *n);
+
+/* ---- weights shared between a square and its partial ----
+ * R = sqrt(eps + w*d^2) has the partial (w*d)/R: written as printed, the
+ * square is w*(d*d) and the partial's factor c*(d*q) with c = 0.5*(2*w),
+ * so w*d is multiplied twice.  Rewritten, w*d^2 becomes (w*d)*d and c*(d*q)
+ * becomes (w*d)*q (c's numbers folded: 0.5*2 = 1), and the printer's common
+ * subexpressions share w*d: three multiplies fewer per point for 3D TV
+ * (perf/NOTES.md section 13).  Rounding: each product is rounded once in
+ * either form; only the association changes. */
+static Node *fold_coef(Node *c)
+{
+    Node *f[8], *todo[16];
+    int nf = 0, nt = 0;
+    double num = 1;
+    todo[nt++] = c;
+    while (nt > 0) {
+        Node *n = todo[--nt];
+        if (n->kind == E_NUM) num *= n->num;
+        else if (n->kind == E_NEG && nt < 16) { num = -num; todo[nt++] = n->a[0]; }
+        else if (n->kind == E_MUL && nt + 2 <= 16) { todo[nt++] = n->a[1]; todo[nt++] = n->a[0]; }
+        else if (nf < 8) f[nf++] = n;
+        else return c;
+    }
+    Node *r = ex_num(num);
+    for (int i = 0; i < nf; ++i) r = ex_mul(r, f[i]);
+    return r;
+}
+
+static int is_costly_op(const Node *n) { return n->kind == E_DIV || n->kind == E_CALL; }
+
+static Node *share_rec(Node *n, int tag)
+{
+    if (n->memo_tag == tag) return n->memo;
+    Node *r = n;
+    if (n->nargs > 0) {
+        Node *a[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < n->nargs; ++i) a[i] = share_rec(n->a[i], tag);
+        switch (n->kind) {
+        case E_MUL: {
+            const int c0 = !has_tap(a[0]) && has_tap(a[1]), c1 = !has_tap(a[1]) && has_tap(a[0]);
+            Node *c = c0 ? a[0] : a[1], *o = c0 ? a[1] : a[0];
+            if ((c0 || c1) && o->kind == E_POWI && o->op == 2)
+                r = ex_mul(ex_mul(fold_coef(c), o->a[0]), o->a[0]);
+            else if ((c0 || c1) && o->kind == E_MUL && has_tap(o->a[0]) && has_tap(o->a[1]) &&
+                     is_costly_op(o->a[0]) != is_costly_op(o->a[1])) {
+                Node *cheap = is_costly_op(o->a[0]) ? o->a[1] : o->a[0], *dear = is_costly_op(o->a[0]) ? o->a[0] : o->a[1];
+                r = ex_mul(ex_mul(fold_coef(c), cheap), dear);
+            } else r = ex_mul(a[0], a[1]);
+            break;
+        }
+        case E_ADD: case E_SUB: case E_DIV: r = ex_bin(n->kind, a[0], a[1]); break;
+        case E_NEG: r = ex_neg(a[0]); break;
+        case E_POWI: r = ex_powi(a[0], n->op); break;
+        case E_CALL: r = ex_call(n->op, n->nargs, a); break;
+        case E_SELECT: r = ex_select(a[0], a[1], a[2]); break;
+        case E_CMP: r = ex_cmp(n->op, a[0], a[1]); break;
+        default: break;
+        }
+    }
+    n->memo_tag = tag;
+    n->memo = r;
+    return r;
+}
+
+void ex_share_weights(Node **roots, int n)
+{
+    const int tag = ++memo_counter;
+    for (int i = 0; i < n; ++i) roots[i] = share_rec(roots[i], tag);
+}
+
 /* ---- common coefficients ----
  * A gather sum of a quadratic regularizer or a linear kernel's adjoint is a
  * sum of terms such as -(w*(2*(x[i+1] - x[i]))) + w*(2*(x[i] - x[i-1])):

@@ -132,6 +132,9 @@ Node *ex_shift(Node *n, const long off[3]);
  * so that partials sharing a denominator (a/s, b/s, ...) share one division
  * (costs at most one rounding more per quotient) */
 Node *ex_recip(Node *n);
+/* ROOTS rewritten in place: w*d^2 as (w*d)*d, c*(d*q) as (c*d)*q with q a
+ * division or call, so a square and its partial share w*d */
+void ex_share_weights(Node **roots, int n);
 /* the sum n with its additive terms grouped by their tap-free factor:
  * c*(r1 + r2 - ...) for every distinct c (a loop invariant); the rests are
  * kept as derived (differences stay differences) */
