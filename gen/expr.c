@@ -319,6 +319,20 @@ Node *ex_diff(Node *n, int arr, const Index idx[3], int *bad)
     return *bad ? NULL : r;
 }
 
+/* n's operation over new operands a[] (the rewriting passes below) */
+static Node *rebuild(const Node *n, Node **a)
+{
+    switch (n->kind) {
+    case E_ADD: case E_SUB: case E_MUL: case E_DIV: return ex_bin(n->kind, a[0], a[1]);
+    case E_NEG: return ex_neg(a[0]);
+    case E_POWI: return ex_powi(a[0], n->op);
+    case E_CALL: return ex_call(n->op, n->nargs, a);
+    case E_SELECT: return ex_select(a[0], a[1], a[2]);
+    case E_CMP: return ex_cmp(n->op, a[0], a[1]);
+    default: return (Node *)n;
+    }
+}
+
 static Node *shift_rec(Node *n, const long off[3], int tag)
 {
     if (n->memo_tag == tag) return n->memo;
@@ -335,15 +349,7 @@ static Node *shift_rec(Node *n, const long off[3], int tag)
     } else {
         Node *a[3] = {NULL, NULL, NULL};
         for (int i = 0; i < n->nargs; ++i) a[i] = shift_rec(n->a[i], off, tag);
-        switch (n->kind) {
-        case E_ADD: case E_SUB: case E_MUL: case E_DIV: r = ex_bin(n->kind, a[0], a[1]); break;
-        case E_NEG: r = ex_neg(a[0]); break;
-        case E_POWI: r = ex_powi(a[0], n->op); break;
-        case E_CALL: r = ex_call(n->op, n->nargs, a); break;
-        case E_SELECT: r = ex_select(a[0], a[1], a[2]); break;
-        case E_CMP: r = ex_cmp(n->op, a[0], a[1]); break;
-        default: r = n; break;
-        }
+        r = rebuild(n, a);
     }
     n->memo_tag = tag;
     n->memo = r;
@@ -366,13 +372,7 @@ static Node *recip_rec(Node *n, int tag)
              * (hoisted) when the divisor reads no array */
             r = a[1]->kind == E_NUM ? ex_div(a[0], a[1]) : ex_mul(a[0], ex_div(ex_num(1), a[1]));
             break;
-        case E_ADD: case E_SUB: case E_MUL: r = ex_bin(n->kind, a[0], a[1]); break;
-        case E_NEG: r = ex_neg(a[0]); break;
-        case E_POWI: r = ex_powi(a[0], n->op); break;
-        case E_CALL: r = ex_call(n->op, n->nargs, a); break;
-        case E_SELECT: r = ex_select(a[0], a[1], a[2]); break;
-        case E_CMP: r = ex_cmp(n->op, a[0], a[1]); break;
-        default: break;
+        default: r = rebuild(n, a); break;
         }
     }
     n->memo_tag = tag;
@@ -433,13 +433,7 @@ static Node *share_rec(Node *n, int tag)
             } else r = ex_mul(a[0], a[1]);
             break;
         }
-        case E_ADD: case E_SUB: case E_DIV: r = ex_bin(n->kind, a[0], a[1]); break;
-        case E_NEG: r = ex_neg(a[0]); break;
-        case E_POWI: r = ex_powi(a[0], n->op); break;
-        case E_CALL: r = ex_call(n->op, n->nargs, a); break;
-        case E_SELECT: r = ex_select(a[0], a[1], a[2]); break;
-        case E_CMP: r = ex_cmp(n->op, a[0], a[1]); break;
-        default: break;
+        default: r = rebuild(n, a); break;
         }
     }
     n->memo_tag = tag;
