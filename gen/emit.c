@@ -1101,8 +1101,9 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 
 /* The gather of a strip as its own function (C only, not inlined), for the
  * reason the row functions are: in the kernel's body GCC parks the ring
- * pointers in vector registers and on the stack (section 12).  With a value
- * that does not ride with the newest row, the point values go to st_vb. */
+ * pointers in vector registers and on the stack (section 12).  VG: the
+ * value is computed elsewhere (with the newest row, or in its slot); else
+ * the gather computes the point values from x into st_vb. */
 static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
 {
     const int D = in->s->dims, N = in->N;
@@ -1197,8 +1198,10 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     plan_roll(s, in->r->f, ndt, in->dtaps, in->part, in->want_v && !vg ? in->r->f : NULL, &R);
     const int vs = R.vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
-     * and not when a value must then be computed apart: the gather form
-     * shares it with the partials: measured in 2D) */
+     * and in 2D not when a value must then be computed apart (the gather
+     * form shares it with the partials: measured); in 3D the gather form
+     * costs seven Laplacians a point, so there a value without a slot comes
+     * apart */
     if (!any && (!(ndt >= 5 && 2 * (R.nslot - vs) <= ndt) || (in->want_v && !vg && !vs && D == 2))) return NULL;
     const char *K = D == 3 ? "k" : "0";
     for (int L = 0; L < R.nplane; ++L) {
