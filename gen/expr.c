@@ -422,15 +422,15 @@ static Node *share_rec(Node *n, int tag)
         for (int i = 0; i < n->nargs; ++i) a[i] = share_rec(n->a[i], tag);
         switch (n->kind) {
         case E_MUL: {
-            const int c0 = !has_tap(a[0]) && has_tap(a[1]), c1 = !has_tap(a[1]) && has_tap(a[0]);
-            Node *c = c0 ? a[0] : a[1], *o = c0 ? a[1] : a[0];
-            if ((c0 || c1) && o->kind == E_POWI && o->op == 2)
-                r = ex_mul(ex_mul(fold_coef(c), o->a[0]), o->a[0]);
-            else if ((c0 || c1) && o->kind == E_MUL && has_tap(o->a[0]) && has_tap(o->a[1]) &&
-                     is_costly_op(o->a[0]) != is_costly_op(o->a[1])) {
-                Node *cheap = is_costly_op(o->a[0]) ? o->a[1] : o->a[0], *dear = is_costly_op(o->a[0]) ? o->a[0] : o->a[1];
-                r = ex_mul(ex_mul(fold_coef(c), cheap), dear);
-            } else r = ex_mul(a[0], a[1]);
+            /* c: the tap-free operand, o: the other (when exactly one reads taps) */
+            const int t0 = has_tap(a[0]), t1 = has_tap(a[1]);
+            Node *c = t0 ? a[1] : a[0], *o = t0 ? a[0] : a[1];
+            const int d0 = o->kind == E_MUL && is_costly_op(o->a[0]); /* o->a[d0]: the cheap operand */
+            if (t0 == t1) r = ex_mul(a[0], a[1]);
+            else if (o->kind == E_POWI && o->op == 2) r = ex_mul(ex_mul(fold_coef(c), o->a[0]), o->a[0]);
+            else if (o->kind == E_MUL && d0 != is_costly_op(o->a[1]) && has_tap(o->a[0]) && has_tap(o->a[1]))
+                r = ex_mul(ex_mul(fold_coef(c), o->a[d0]), o->a[!d0]); /* (c*cheap)*dear */
+            else r = ex_mul(a[0], a[1]);
             break;
         }
         default: r = rebuild(n, a); break;
