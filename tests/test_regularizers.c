@@ -567,17 +567,19 @@ END_TEST
 
 int main(void)
 {
+    Shard sh;
+    if (!test_shard(&sh)) return 1;
     Suite *s = suite_create("regularizers");
     TCase *tc = tcase_create("all");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, values_and_gradients, 0, (int)NREG * 6);
-    tcase_add_loop_test(tc, fused_alpha_beta, 0, (int)NREG * 12);
-    tcase_add_loop_test(tc, large_grids_gradient, 0, (int)NREG * 9);
-    tcase_add_loop_test(tc, offset_data_accuracy, 0, 6);
-    tcase_add_test(tc, float_value_accuracy);
-    tcase_add_test(tc, smallest_grids);
-    tcase_add_test(tc, threads_bitwise);
-    tcase_add_test(tc, bad_arguments);
+    shard_add_loop(tc, values_and_gradients, 0, (int)NREG * 6, sh);
+    shard_add_loop(tc, fused_alpha_beta, 0, (int)NREG * 12, sh);
+    shard_add_loop(tc, large_grids_gradient, 0, (int)NREG * 9, sh);
+    shard_add_loop(tc, offset_data_accuracy, 0, 6, sh);
+    shard_add_test(tc, float_value_accuracy, sh);
+    shard_add_test(tc, smallest_grids, sh);
+    shard_add_test(tc, threads_bitwise, sh);
+    shard_add_test(tc, bad_arguments, sh);
     suite_add_tcase(s, tc);
     return run_suite(s) ? 1 : 0;
 }

@@ -66,6 +66,35 @@ static inline double reldiff(double a, double b, double floor)
     return fabs(a - b) / m;
 }
 
+/* Shards: tests/run.sh may run a suite as N processes side by side, the
+ * K-th with STENC_TEST_SHARD=K/N (0 <= K < N).  test_shard reads it (0/1
+ * when unset; returns 0 and says why when malformed); shard_add_loop adds
+ * the K-th of N contiguous parts of a loop test's range [S, E), and
+ * shard_add_test a plain test to shard 0 only, so that the N processes
+ * together run every test once. */
+typedef struct { int k, n; } Shard;
+static inline int test_shard(Shard *sh)
+{
+    const char *e = getenv("STENC_TEST_SHARD");
+    sh->k = 0; sh->n = 1;
+    if (!e) return 1;
+    char tail;
+    if (sscanf(e, "%d/%d%c", &sh->k, &sh->n, &tail) != 2 || sh->n < 1 || sh->k < 0 || sh->k >= sh->n) {
+        fprintf(stderr, "STENC_TEST_SHARD=%s: want K/N with 0 <= K < N\n", e);
+        return 0;
+    }
+    return 1;
+}
+#define shard_add_loop(tc, tf, s, e, sh)                                                             \
+    do {                                                                                             \
+        const int sh_lo_ = (s) + ((e) - (s)) * (sh).k / (sh).n, sh_hi_ = (s) + ((e) - (s)) * ((sh).k + 1) / (sh).n; \
+        if (sh_lo_ < sh_hi_) tcase_add_loop_test(tc, tf, sh_lo_, sh_hi_);                          \
+    } while (0)
+#define shard_add_test(tc, tf, sh)                  \
+    do {                                            \
+        if ((sh).k == 0) tcase_add_test(tc, tf);    \
+    } while (0)
+
 /* run a suite, print Check's summary; returns number failed */
 static inline int run_suite(Suite *s)
 {

@@ -19,7 +19,7 @@ of the error tests (tests/bad), then
 A failing input is copied to --save-dir (default build/fuzz-found) so it
 can join the corpus.  The last line is "fuzz: N passed, N failed".
 """
-import argparse, os, random, re, shutil, subprocess, sys, tempfile
+import argparse, concurrent.futures, os, random, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -170,6 +170,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--nvcc-every", type=int, default=0, help="compile every N-th accepted input's CUDA too")
     ap.add_argument("--save-dir", default=os.path.join(ROOT, "build/fuzz-found"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="inputs checked side by side (default: cores)")
     a = ap.parse_args()
     cc = [os.environ.get("CC", "gcc"), "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fopenmp",
           "-I" + os.path.join(ROOT, "runtime")]
@@ -196,11 +197,18 @@ def main():
                 data = mutate(r, data.decode(errors="replace"), names)
             cases.append(("fz%d.stn" % n, data))
     passed = failed = accepted = 0
-    for i, (path, data) in enumerate(cases):
-        name = os.path.basename(path)
+
+    def check_case(i):
+        path, data = cases[i]
         use_nv = nv if (nv and a.nvcc_every and i % a.nvcc_every == 0) else None
         # the stem must be a valid file name for the generator: mutate only the content
-        why = check_one(a.gen, name, data, cc, use_nv, None)
+        return check_one(a.gen, os.path.basename(path), data, cc, use_nv, None)
+
+    # each check is a few subprocesses: threads keep the cores busy; results in input order
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        verdicts = list(ex.map(check_case, range(len(cases))))
+    for (path, data), why in zip(cases, verdicts):
+        name = os.path.basename(path)
         if why is None or why is False:
             passed += 1
             accepted += why is None
