@@ -333,54 +333,46 @@ static Node *rebuild(const Node *n, Node **a)
     }
 }
 
-static Node *shift_rec(Node *n, const long off[3], int tag)
+/* One rewriting pass, bottom up and memoised per pass (tag): a node's
+ * operands are rewritten first, then post(n, a, ctx) gives its image (the
+ * passes below: shifted taps, reciprocals, shared weights) */
+typedef Node *(*RewriteFn)(Node *n, Node **a, const void *ctx);
+static Node *rewrite_rec(Node *n, RewriteFn post, const void *ctx, int tag)
 {
     if (n->memo_tag == tag) return n->memo;
-    Node *r;
-    if (n->kind == E_TAP) {
-        Index idx[3];
-        for (int d = 0; d < 3; ++d) {
-            idx[d] = n->idx[d];
-            if (idx[d].kind == IK_VAR) idx[d].c += off[d];
-        }
-        r = ex_tap(n->ref, idx);
-    } else if (n->nargs == 0) {
-        r = n;
-    } else {
-        Node *a[3] = {NULL, NULL, NULL};
-        for (int i = 0; i < n->nargs; ++i) a[i] = shift_rec(n->a[i], off, tag);
-        r = rebuild(n, a);
-    }
+    Node *a[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n->nargs; ++i) a[i] = rewrite_rec(n->a[i], post, ctx, tag);
+    Node *r = post(n, a, ctx);
     n->memo_tag = tag;
     n->memo = r;
     return r;
 }
 
-Node *ex_shift(Node *n, const long off[3]) { return shift_rec(n, off, ++memo_counter); }
-
-static Node *recip_rec(Node *n, int tag)
+static Node *shift_post(Node *n, Node **a, const void *ctx)
 {
-    if (n->memo_tag == tag) return n->memo;
-    Node *r = n;
-    if (n->nargs > 0) {
-        Node *a[3] = {NULL, NULL, NULL};
-        for (int i = 0; i < n->nargs; ++i) a[i] = recip_rec(n->a[i], tag);
-        switch (n->kind) {
-        case E_DIV:
-            /* a number stays a divisor (the compiler folds exact cases); any
-             * other divisor becomes a reciprocal, which is a loop invariant
-             * (hoisted) when the divisor reads no array */
-            r = a[1]->kind == E_NUM ? ex_div(a[0], a[1]) : ex_mul(a[0], ex_div(ex_num(1), a[1]));
-            break;
-        default: r = rebuild(n, a); break;
-        }
+    if (n->kind != E_TAP) return rebuild(n, a);
+    const long *off = ctx;
+    Index idx[3];
+    for (int d = 0; d < 3; ++d) {
+        idx[d] = n->idx[d];
+        if (idx[d].kind == IK_VAR) idx[d].c += off[d];
     }
-    n->memo_tag = tag;
-    n->memo = r;
-    return r;
+    return ex_tap(n->ref, idx);
 }
 
-Node *ex_recip(Node *n) { return recip_rec(n, ++memo_counter); }
+Node *ex_shift(Node *n, const long off[3]) { return rewrite_rec(n, shift_post, off, ++memo_counter); }
+
+static Node *recip_post(Node *n, Node **a, const void *ctx)
+{
+    (void)ctx;
+    if (n->kind != E_DIV) return rebuild(n, a);
+    /* a number stays a divisor (the compiler folds exact cases); any other
+     * divisor becomes a reciprocal, which is a loop invariant (hoisted) when
+     * the divisor reads no array */
+    return a[1]->kind == E_NUM ? ex_div(a[0], a[1]) : ex_mul(a[0], ex_div(ex_num(1), a[1]));
+}
+
+Node *ex_recip(Node *n) { return rewrite_rec(n, recip_post, NULL, ++memo_counter); }
 
 static int has_tap(Node *n);
 
@@ -413,38 +405,25 @@ static Node *fold_coef(Node *c)
 
 static int is_costly_op(const Node *n) { return n->kind == E_DIV || n->kind == E_CALL; }
 
-static Node *share_rec(Node *n, int tag)
+static Node *share_post(Node *n, Node **a, const void *ctx)
 {
-    if (n->memo_tag == tag) return n->memo;
-    Node *r = n;
-    if (n->nargs > 0) {
-        Node *a[3] = {NULL, NULL, NULL};
-        for (int i = 0; i < n->nargs; ++i) a[i] = share_rec(n->a[i], tag);
-        switch (n->kind) {
-        case E_MUL: {
-            /* c: the tap-free operand, o: the other (when exactly one reads taps) */
-            const int t0 = has_tap(a[0]), t1 = has_tap(a[1]);
-            Node *c = t0 ? a[1] : a[0], *o = t0 ? a[0] : a[1];
-            const int d0 = o->kind == E_MUL && is_costly_op(o->a[0]); /* o->a[d0]: the cheap operand */
-            if (t0 == t1) r = ex_mul(a[0], a[1]);
-            else if (o->kind == E_POWI && o->op == 2) r = ex_mul(ex_mul(fold_coef(c), o->a[0]), o->a[0]);
-            else if (o->kind == E_MUL && d0 != is_costly_op(o->a[1]) && has_tap(o->a[0]) && has_tap(o->a[1]))
-                r = ex_mul(ex_mul(fold_coef(c), o->a[d0]), o->a[!d0]); /* (c*cheap)*dear */
-            else r = ex_mul(a[0], a[1]);
-            break;
-        }
-        default: r = rebuild(n, a); break;
-        }
-    }
-    n->memo_tag = tag;
-    n->memo = r;
-    return r;
+    (void)ctx;
+    if (n->kind != E_MUL) return rebuild(n, a);
+    /* c: the tap-free operand, o: the other (when exactly one reads taps) */
+    const int t0 = has_tap(a[0]), t1 = has_tap(a[1]);
+    Node *c = t0 ? a[1] : a[0], *o = t0 ? a[0] : a[1];
+    const int d0 = o->kind == E_MUL && is_costly_op(o->a[0]); /* o->a[d0]: the cheap operand */
+    if (t0 == t1) return ex_mul(a[0], a[1]);
+    if (o->kind == E_POWI && o->op == 2) return ex_mul(ex_mul(fold_coef(c), o->a[0]), o->a[0]);
+    if (o->kind == E_MUL && d0 != is_costly_op(o->a[1]) && has_tap(o->a[0]) && has_tap(o->a[1]))
+        return ex_mul(ex_mul(fold_coef(c), o->a[d0]), o->a[!d0]); /* (c*cheap)*dear */
+    return ex_mul(a[0], a[1]);
 }
 
 void ex_share_weights(Node **roots, int n)
 {
     const int tag = ++memo_counter;
-    for (int i = 0; i < n; ++i) roots[i] = share_rec(roots[i], tag);
+    for (int i = 0; i < n; ++i) roots[i] = rewrite_rec(roots[i], share_post, NULL, tag);
 }
 
 /* ---- common coefficients ----
