@@ -149,6 +149,8 @@ static void run_reg(void *p)
 typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; float *t; } Peer;
 enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, NHAND };
 static const int hand_reg[NHAND] = {0, 0, 5, 4}; /* tv, tv, tikhonov_gradient, tikhonov_laplace */
+/* one size's round: the two ceilings, three entries per regularizer, the hand loops */
+_Static_assert(2 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MAX");
 static void run_peer(void *p)
 {
     Peer *c = p;
