@@ -87,7 +87,7 @@ m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[$2]])stn_prec([[doub
 # stn_entry(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
 m4_define([[stn_entry]],
   [[stn_prec([[float]], [[f32]], [[stn_entry1($@)]])stn_prec([[double]], [[f64]], [[stn_entry1($@)]])]])
-m4_define([[stn_entry1]], [[
+m4_define([[stn_entry1]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])m4_divert(2)
 int stenc_$1_[[]]stn_sfx[[]]($5)
 {
 $7$8$9m4_ifelse([[$2]], [[value]], [[    double st_value = 0;
@@ -96,7 +96,11 @@ $7$8$9m4_ifelse([[$2]], [[value]], [[    double st_value = 0;
 ]], [[$2]], [[value_grad]], [[    *value = st_value;
 ]])    return STENC_OK;
 }
-]])
+m4_divert(0)m4_undivert(1)m4_undivert(2)m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
+
+# stn_voids(NAME...): "(void)NAME;" for each name (a row function's
+# parameters that its interior does not read)
+m4_define([[stn_voids]], [[m4_ifelse([[$1]], [[]], [[]], [[ (void)$1;stn_voids(m4_shift($@))]])]])
 
 # value of one point (st_v) into the strip buffer; the strip's sum in double
 m4_define([[stn_vacc]], [[st_vb[st_vi] = st_v;]])
@@ -156,6 +160,56 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
 ]])    }
 ]])
 
+# stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
+# st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
+# into st_acc (in strips, see below); BETA = 1: unswitched on beta
+m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
+            float st_fs = 0;
+m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
+            for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
+m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
+            }
+]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
+m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
+            const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
+            stn_real st_vb[2048];
+            #pragma omp simd
+            for (ptrdiff_t i = st_i0; i < st_ie; ++i) { const ptrdiff_t st_vi = i - st_i0; $2 }
+            stn_vsum(st_ie - st_i0)
+            }
+]], [[            #pragma omp simd
+            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
+]])]])]])
+
+# stn_rowcall(ACC, INTERIOR, BETA, MODE): a row's interior as a call of a
+# row function (the row function macro's text, written to diversion 1, which
+# the entry macro prints ahead of the entry point).  Used for the 3D loops
+# that both sum a value and store a gradient (value_grad): inline in the
+# OpenMP function, such a loop runs out of registers and reloads row
+# pointers from the stack in every vector iteration; in a function of its
+# own it keeps them.  Measured (perf/NOTES.md section 15): value_grad 3D
+# 0.85-1.03 of the inline time at 512^3; for values alone or gradients
+# alone the call per row costs more than it saves (up to 1.14x)
+m4_define([[stn_rowno]], 0)
+m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, j, k, st_ia, st_ib);
+]])
+
+# stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a row calls:
+# the entry's arguments, the row (j, k) and its interior [st_ia, st_ib);
+# returns the row's sum when ACC = 1.  MODE (may be empty): st_mode's value
+m4_define([[stn_rowfn]], [[
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t j, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib)
+{
+stn_e_pre[[]]   stn_voids(stn_e_call)
+m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
+]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
+]])stn_interior([[$1]], [[$2]], [[$3]])m4_ifelse([[$1]], 1, [[    return st_acc;
+]])}
+]])
+
 # stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA):
 # MODE non-empty defines st_mode (the boundary mode the reduction bodies use);
 # XEND is the body of the x ends of the rows that reach the interior code;
@@ -186,25 +240,7 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = s
 m4_ifelse([[$8]], [[]], [[            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
-stn_unswitch([[$10]], [[m4_ifelse([[$2]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
-            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
-            float st_fs = 0;
-m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
-            for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $3 }
-m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
-            }
-]], [[$2$10]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
-m4_popdef([[stn_vacc]])]], [[$2]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
-            const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
-            stn_real st_vb[2048];
-            #pragma omp simd
-            for (ptrdiff_t i = st_i0; i < st_ie; ++i) { const ptrdiff_t st_vi = i - st_i0; $3 }
-            stn_vsum(st_ie - st_i0)
-            }
-]], [[            #pragma omp simd
-            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $3 }
-]])]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
+m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[stn_interior([[$2]], [[$3]], [[$10]])]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         $7
             }
 ]], [[            if (st_ia < st_ib) $8
