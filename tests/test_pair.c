@@ -11,7 +11,7 @@ typedef struct { size_t n[3]; int D; } Grid;
 
 /* index of p + o along a dimension of n points under the mode; -1 when the
  * point is outside (valid mode never asks) */
-static long ref_map(long p, long o, long n, int mode)
+TEST_REF static long ref_map(long p, long o, long n, int mode)
 {
     long v = p + o;
     if (mode == STENC_PERIODIC) return ((v % n) + n) % n;
@@ -19,7 +19,7 @@ static long ref_map(long p, long o, long n, int mode)
     return v;
 }
 
-static double ref_at(const Grid *G, const double *a, long i, long j, long k, long oi, long oj, long ok, int mode)
+TEST_REF static double ref_at(const Grid *G, const double *a, long i, long j, long k, long oi, long oj, long ok, int mode)
 {
     long n0 = (long)G->n[0], n1 = (long)G->n[1], n2 = (long)G->n[2];
     long q0 = ref_map(i, oi, n0, mode), q1 = ref_map(j, oj, n1, mode), q2 = G->D == 3 ? ref_map(k, ok, n2, mode) : 0;

@@ -29,47 +29,47 @@ typedef struct {
     long p[3];
 } Pt;
 
-static long map1(long v, long n, int mode)
+TEST_REF static long map1(long v, long n, int mode)
 {
     if (mode == STENC_PERIODIC) { long r = v % n; return r < 0 ? r + n : r; }
     if (mode == STENC_NEUMANN) return v < 0 ? 0 : (v >= n ? n - 1 : v);
     return v;
 }
-static double X(const Pt *P, long dx, long dy, long dz)
+TEST_REF static double X(const Pt *P, long dx, long dy, long dz)
 {
     long i = map1(P->p[0] + dx, (long)P->n[0], P->mode), j = map1(P->p[1] + dy, (long)P->n[1], P->mode);
     long k = P->D == 3 ? map1(P->p[2] + dz, (long)P->n[2], P->mode) : 0;
     return P->x[(size_t)i + P->n[0] * ((size_t)j + P->n[1] * (size_t)k)];
 }
 static const long E[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-static double fwd(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) - X(P, 0, 0, 0); }
-static double cen(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) - X(P, -E[d][0], -E[d][1], -E[d][2]); }
-static double lap(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) + X(P, -E[d][0], -E[d][1], -E[d][2]) - 2 * X(P, 0, 0, 0); }
-static double mixed(const Pt *P, int d, int e)
+TEST_REF static double fwd(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) - X(P, 0, 0, 0); }
+TEST_REF static double cen(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) - X(P, -E[d][0], -E[d][1], -E[d][2]); }
+TEST_REF static double lap(const Pt *P, int d) { return X(P, E[d][0], E[d][1], E[d][2]) + X(P, -E[d][0], -E[d][1], -E[d][2]) - 2 * X(P, 0, 0, 0); }
+TEST_REF static double mixed(const Pt *P, int d, int e)
 {
     return X(P, E[d][0] + E[e][0], E[d][1] + E[e][1], E[d][2] + E[e][2]) - X(P, E[d][0], E[d][1], E[d][2]) -
            X(P, E[e][0], E[e][1], E[e][2]) + X(P, 0, 0, 0);
 }
 
 /* w = {wx, wy, wz}, c = eps or delta */
-static double f_tv(const Pt *P, const double *w, double c)
+TEST_REF static double f_tv(const Pt *P, const double *w, double c)
 { double s = c; for (int d = 0; d < P->D; ++d) s += w[d] * fwd(P, d) * fwd(P, d); return sqrt(s); }
-static double f_tvc(const Pt *P, const double *w, double c)
+TEST_REF static double f_tvc(const Pt *P, const double *w, double c)
 { double s = c; for (int d = 0; d < P->D; ++d) s += w[d] * cen(P, d) * cen(P, d); return sqrt(s); }
-static double f_tva(const Pt *P, const double *w, double c)
+TEST_REF static double f_tva(const Pt *P, const double *w, double c)
 { double s = 0; for (int d = 0; d < P->D; ++d) s += sqrt(c + w[d] * fwd(P, d) * fwd(P, d)); return s; }
-static double f_huber(const Pt *P, const double *w, double c)
+TEST_REF static double f_huber(const Pt *P, const double *w, double c)
 {
     double s = 0; for (int d = 0; d < P->D; ++d) s += w[d] * fwd(P, d) * fwd(P, d);
     double r = sqrt(s);
     return r <= c ? r * r / (2 * c) : r - c / 2;
 }
-static double f_lap(const Pt *P, const double *w, double c)
+TEST_REF static double f_lap(const Pt *P, const double *w, double c)
 { (void)c; double s = 0; for (int d = 0; d < P->D; ++d) s += w[d] * lap(P, d); return s * s; }
-static double f_grad(const Pt *P, const double *w, double c)
+TEST_REF static double f_grad(const Pt *P, const double *w, double c)
 { (void)c; double s = 0; for (int d = 0; d < P->D; ++d) s += w[d] * fwd(P, d) * fwd(P, d); return s; }
-static double f_id(const Pt *P, const double *w, double c) { (void)w; (void)c; double v = X(P, 0, 0, 0); return v * v; }
-static double f_goods(const Pt *P, const double *w, double c)
+TEST_REF static double f_id(const Pt *P, const double *w, double c) { (void)w; (void)c; double v = X(P, 0, 0, 0); return v * v; }
+TEST_REF static double f_goods(const Pt *P, const double *w, double c)
 {
     double s = 0;
     for (int d = 0; d < P->D; ++d) {
@@ -78,7 +78,7 @@ static double f_goods(const Pt *P, const double *w, double c)
     }
     return s;
 }
-static double f_hess(const Pt *P, const double *w, double c)
+TEST_REF static double f_hess(const Pt *P, const double *w, double c)
 {
     double s = c;
     for (int d = 0; d < P->D; ++d) s += w[d] * w[d] * lap(P, d) * lap(P, d);
@@ -86,7 +86,7 @@ static double f_hess(const Pt *P, const double *w, double c)
         for (int e = d + 1; e < P->D; ++e) s += 2 * w[d] * w[e] * mixed(P, d, e) * mixed(P, d, e);
     return sqrt(s);
 }
-static double f_tvw(const Pt *P, const double *w, double c)
+TEST_REF static double f_tvw(const Pt *P, const double *w, double c)
 {
     size_t q = (size_t)P->p[0] + P->n[0] * ((size_t)P->p[1] + P->n[1] * (size_t)P->p[2]);
     return P->m[q] * f_tv(P, w, c);
