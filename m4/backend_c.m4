@@ -85,6 +85,11 @@ m4_define([[stn_c_only]], [[$1]])
 m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[$2]])stn_prec([[double]], [[f64]], [[$2]])]])
 
 # stn_entry(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
+#   One entry point per precision.  While its JOBS expand, the entry's base
+#   name, ARGS, CALL and SIZES+SETUP are stn_e_base, stn_e_args, stn_e_call
+#   and stn_e_pre (for row functions); the entry's text goes to diversion 2,
+#   row functions to diversion 1, and both are printed, row functions
+#   first, when the entry is complete.
 m4_define([[stn_entry]],
   [[stn_prec([[float]], [[f32]], [[stn_entry1($@)]])stn_prec([[double]], [[f64]], [[stn_entry1($@)]])]])
 m4_define([[stn_entry1]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])m4_divert(2)
@@ -189,9 +194,9 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 # that both sum a value and store a gradient (value_grad): inline in the
 # OpenMP function, such a loop runs out of registers and reloads row
 # pointers from the stack in every vector iteration; in a function of its
-# own it keeps them.  Measured (perf/NOTES.md section 15): value_grad 3D
-# 0.85-1.03 of the inline time at 512^3; for values alone or gradients
-# alone the call per row costs more than it saves (up to 1.14x)
+# own it keeps them.  Measured (perf/NOTES.md section 15): Tikhonov-gradient
+# value_grad 3D 0.90-0.93 of the inline time at 512^3; for values alone or
+# gradients alone the call per row costs more than it saves (up to 1.14x)
 m4_define([[stn_rowno]], 0)
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
 m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, j, k, st_ia, st_ib);
