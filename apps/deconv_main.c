@@ -306,7 +306,8 @@ int main(int argc, char **argv)
         int ndev = 0;
         int drc = stenc_cuda_device_count(&ndev);
         if (!stenc_has_cuda()) {
-            fprintf(stderr, "stenc-deconv: --gpu: this stenc was built without CUDA (nvcc was not found at build time)\n");
+            fprintf(stderr, "stenc-deconv: --gpu: this binary was built without CUDA (no nvcc at build time, or the CPU-only\n"
+                            "  build/bin/stenc-deconv-cpu of make demo; make builds build/bin/stenc-deconv)\n");
             return 5;
         }
         if (drc != STENC_OK || ndev < 1) {
