@@ -85,14 +85,14 @@ m4_define([[stn_c_only]], [[$1]])
 m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[$2]])stn_prec([[double]], [[f64]], [[$2]])]])
 
 # stn_entry(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
-#   One entry point per precision.  While its JOBS expand, the entry's base
-#   name, ARGS, CALL and SIZES+SETUP are stn_e_base, stn_e_args, stn_e_call
-#   and stn_e_pre (for row functions); the entry's text goes to diversion 2,
+#   One entry point per precision.  While its JOBS expand, the entry's
+#   pieces are defined for row functions (the push macro in stenc.m4); the
+#   entry's text goes to diversion 2,
 #   row functions to diversion 1, and both are printed, row functions
 #   first, when the entry is complete.
 m4_define([[stn_entry]],
   [[stn_prec([[float]], [[f32]], [[stn_entry1($@)]])stn_prec([[double]], [[f64]], [[stn_entry1($@)]])]])
-m4_define([[stn_entry1]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])m4_divert(2)
+m4_define([[stn_entry1]], [[stn_entry_push($@)m4_divert(2)
 int stenc_$1_[[]]stn_sfx[[]]($5)
 {
 $7$8$9m4_ifelse([[$2]], [[value]], [[    double st_value = 0;
@@ -101,7 +101,7 @@ $7$8$9m4_ifelse([[$2]], [[value]], [[    double st_value = 0;
 ]], [[$2]], [[value_grad]], [[    *value = st_value;
 ]])    return STENC_OK;
 }
-m4_divert(0)m4_undivert(1)m4_undivert(2)m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
+m4_divert(0)m4_undivert(1)m4_undivert(2)stn_entry_pop]])
 
 # stn_voids(NAME...): "(void)NAME;" for each name (a row function's
 # parameters that its interior does not read)

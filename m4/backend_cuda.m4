@@ -87,7 +87,7 @@ m4_define([[stn_jobno]], 0)
 # stn_entry(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
 m4_define([[stn_entry]],
   [[stn_prec([[float]], [[f32]], [[stn_entry1($@)]])stn_prec([[double]], [[f64]], [[stn_entry1($@)]])]])
-m4_define([[stn_entry1]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])m4_divert(2)stn_pguard_open
+m4_define([[stn_entry1]], [[stn_entry_push($@)m4_divert(2)stn_pguard_open
 extern "C" int stenc_cuda_$1_[[]]stn_sfx[[]]($5, struct CUstream_st *stream)
 {
 $7$8$9    int st_rc = STENC_OK;
@@ -97,7 +97,7 @@ $7$8$9    int st_rc = STENC_OK;
 m4_ifelse([[$2]], [[value]], [[stn_ws_vars]], [[$2]], [[value_grad]], [[stn_ws_vars]])[[]]m4_ifelse([[$2]], [[value]], [[stn_ws_alloc]], [[$2]], [[value_grad]], [[stn_ws_alloc]])[[]]$10[[]]m4_ifelse([[$2]], [[value]], [[stn_ws_result]], [[$2]], [[value_grad]], [[stn_ws_result]])[[]]    if (st_ws) (void)cudaFreeAsync(st_ws, stream);
     return st_rc;
 }
-stn_pguard_close[[]]m4_divert(0)m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
+stn_pguard_close[[]]m4_divert(0)stn_entry_pop]])
 
 m4_define([[stn_ws_vars]], [[    double st_value = 0;
     unsigned int st_nblk_last = 1;

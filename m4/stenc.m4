@@ -62,6 +62,13 @@ m4_define([[stn_pguard_close]], [[
 [[#]]endif
 ]])
 
+# stn_entry_push(BASE, KIND, DIMS, DOC, ARGS, CALL, SIZES, CHECKS, SETUP, JOBS)
+#   The entry point's pieces, for the functions its jobs write beside it
+#   (CUDA kernels, C row functions): stn_e_base (BASE), stn_e_args (ARGS),
+#   stn_e_call (CALL), stn_e_pre (SIZES then SETUP).  stn_entry_pop: undone.
+m4_define([[stn_entry_push]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])]])
+m4_define([[stn_entry_pop]], [[m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
+
 # stn_ifcuda(TEXT): TEXT when CUDA entry points are generated.
 m4_define([[stn_ifcuda]], [[m4_ifelse(STENC_CUDA, [[1]], [[$1]])]])
 
