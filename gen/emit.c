@@ -1061,6 +1061,32 @@ static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
     }
 }
 
+/* st_gv = the sum of the ring terms that reach point i of array ARR.  A
+ * long sum runs in GATHER_ACC independent partial sums, terms dealt out in
+ * turn and the partials added pairwise at the end: one chain of 21
+ * dependent adds (the 3D Hessian) kept the out-of-order window full of
+ * waiting adds (perf/NOTES.md section 16). */
+enum { GATHER_ACC = 4 };
+static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
+{
+    int nt = 0;
+    for (int u = 0; u < R->nuse; ++u) nt += in->dtaps[R->use[u].tap]->ref == arr;
+    const int K = nt >= 3 * GATHER_ACC ? GATHER_ACC : nt >= 6 ? 2 : 1;
+    for (int u = 0, t = 0; u < R->nuse; ++u) {
+        const Use *us = &R->use[u];
+        if (in->dtaps[us->tap]->ref != arr) continue;
+        if (t < K) fprintf(f, " stn_real st_gv%d = %s", t, us->neg ? "-" : "");
+        else fprintf(f, " st_gv%d %c= ", t % K, us->neg ? '-' : '+');
+        if (us->coef) fprintf(f, "st_c%d * ", u);
+        fprintf(f, "st_r%d[i%+ld];", roll_row_of(R, in, u), -in->dtaps[us->tap]->idx[0].c);
+        ++t;
+    }
+    if (nt == 0) fprintf(f, " const stn_real st_gv = 0;");
+    else if (K == 1) fprintf(f, " const stn_real st_gv = st_gv0;");
+    else if (K == 2) fprintf(f, " const stn_real st_gv = st_gv0 + st_gv1;");
+    else fprintf(f, " const stn_real st_gv = (st_gv0 + st_gv1) + (st_gv2 + st_gv3);");
+}
+
 /* the gather of one strip: G[q] = sum of the terms that reach q; the
  * coefficients (free of taps) are st_c<use> (print_roll_coefs) */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
@@ -1085,14 +1111,8 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
         }
         for (int arr = 0; arr < N; ++arr) {
             if (!in->diff[arr]) continue;
-            fprintf(f, "                { stn_real st_gv = 0;");
-            for (int u = 0; u < R->nuse; ++u) {
-                const Use *us = &R->use[u];
-                if (in->dtaps[us->tap]->ref != arr) continue;
-                fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
-                if (us->coef) fprintf(f, "st_c%d * ", u);
-                fprintf(f, "st_r%d[i%+ld];", roll_row_of(R, in, u), -in->dtaps[us->tap]->idx[0].c);
-            }
+            fprintf(f, "                {");
+            print_gather_sum(f, R, in, arr);
             fprintf(f, " %s(%s, st_q) }\n", pass ? "stn_gstore" : "stn_gstore0", in->E->names[N + arr]);
         }
         fprintf(f, "            }\n            }\n");
