@@ -1064,8 +1064,9 @@ static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
 /* st_gv = the sum of the ring terms that reach point i of array ARR.  A
  * long sum runs in GATHER_ACC independent partial sums, terms dealt out in
  * turn and the partials added pairwise at the end: one chain of 21
- * dependent adds (the 3D Hessian) kept the out-of-order window full of
- * waiting adds (perf/NOTES.md section 16). */
+ * dependent adds (the 3D Hessian) is 63 cycles of latency a vector; split,
+ * the Hessian gradient took 0.94-0.97 of its time (perf/NOTES.md section
+ * 16: the gather is then bound by its loads). */
 enum { GATHER_ACC = 4 };
 static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
 {
