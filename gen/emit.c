@@ -1380,6 +1380,181 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
     return str_close(&b);
 }
 
+/* The format of a call of a per-point helper: "%s" for the point's indices
+ * (with the helper's name before them), then the extents, MODE (the
+ * boundary mode's text, itself "%s" when the caller supplies it), and the
+ * arrays (of the N user arrays) and parameters the reduction reads. */
+static char *helper_call_format(const Stencil *s, int N, const int *reads, const int *params, const char *mode)
+{
+    Str c;
+    str_open(&c);
+    fprintf(c.f, "%%s");
+    for (int d = 0; d < s->dims; ++d) fprintf(c.f, ", st_n%d", d);
+    fprintf(c.f, ", %s", mode);
+    for (int a = 0; a < N; ++a)
+        if (reads[a]) fprintf(c.f, ", %s", s->arr[a].name);
+    for (int p = 0; p < s->nparam; ++p)
+        if (params[p]) fprintf(c.f, ", %s", s->param[p]);
+    return str_close(&c);
+}
+
+/* ---- the x ends of interior rows ----
+ * A point i of an interior row (y and z inside) with i < st_ilo0 or
+ * i >= st_ihi0 sums each tap's partial over the points p whose tap, mapped
+ * along x by the boundary mode, lands on i (the x-preimages; y and z are
+ * single points, read directly).  The general code asks stenc_preimage at
+ * run time, per point and tap.  In a row of at least end_min points the two
+ * ends are apart, and the preimages of the point E from an end are known
+ * when the kernel is generated, per mode: a range of points 0 + c or
+ * st_n0 + c.  The fast ends print those sums outright (perf/NOTES.md
+ * section 17: the general ends cost a tenth of the Tikhonov gradient's time
+ * at 256^3). */
+typedef struct {
+    const Stencil *es;
+    int N, ndt, want_v;
+    const int *diff;
+    Node **dtaps, **part;  /* the differentiable taps and their partials */
+    const char *const *names;
+    const char *first;    /* the array whose extent indexes a point */
+    const char *base;     /* helper name: stenc_h_BASE_Dd_... */
+    int dims;
+    const char *shc, *shm; /* helper call formats (helper_call_format) */
+    long omin0, omax0;    /* the taps' x offsets */
+} EndsIn;
+
+typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n0 : 0) + c, lo <= c <= hi */
+
+/* the rows' ends: st_ilo0 points at the left, st_n0 - st_ihi0 at the right */
+static long ends_left(const EndsIn *in) { long w = in->omax0 - in->omin0; return w > -in->omin0 ? w : -in->omin0; }
+static long ends_right(const EndsIn *in) { long w = in->omax0 - in->omin0; return w > in->omax0 ? w : in->omax0; }
+/* rows this long have ends whose preimages neither meet nor wrap into each other */
+static long end_min(const EndsIn *in)
+{
+    long e = ends_left(in) > ends_right(in) ? ends_left(in) : ends_right(in);
+    return 2 * (e + in->omax0 - in->omin0) + 2;
+}
+
+static XPre xpre(int from_n, long lo, long hi) { XPre p = {from_n, lo, hi}; return p; }
+/* the preimage of end point E (left: i = E, right: i = st_n0-1-E) of a tap
+ * at x offset OX under MODE (as stenc_preimage, for rows of end_min points):
+ * valid: p = i - ox inside [-omin0, st_n0 - omax0); neumann: p + ox clamped
+ * to i (at the edge point itself every p beyond it); periodic: p = i - ox
+ * wrapped */
+static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
+{
+    const long c = right ? -1 - e - ox : e - ox; /* i - ox, from 0 or from st_n0 */
+    const XPre none = xpre(0, 1, 0);
+    if (mode == 1) { /* STENC_NEUMANN */
+        if (e == 0) return right ? (ox >= 0 ? xpre(1, -1 - ox, -1) : none) : (ox <= 0 ? xpre(0, 0, -ox) : none);
+        return (right ? c < 0 : c >= 0) ? xpre(right, c, c) : none;
+    }
+    if (mode == 2) return xpre(c < 0, c, c); /* STENC_PERIODIC: i - ox, or wrapped from the other end */
+    /* STENC_VALID */
+    return (right ? c < -in->omax0 : c >= -in->omin0) ? xpre(right, c, c) : none;
+}
+
+/* the fast ends print every preimage point's terms: not when a tap reaches
+ * so far along x that its edge point's preimage is long */
+enum { END_RANGE_MAX = 8 };
+static int fast_ends_fit(const EndsIn *in)
+{
+    for (int t = 0; t < in->ndt; ++t)
+        if (labs(in->dtaps[t]->idx[0].c) >= END_RANGE_MAX) return 0;
+    return end_min(in) < 1000;
+}
+
+/* the gradient sums of end point E (left: i = E, right: i = st_n0-1-E)
+ * under MODE: each tap's partial at its preimage points, moved to the row
+ * of the point (y and z shifted by the tap's offsets, x pinned) */
+static void end_sums(const EndsIn *in, int mode, int right, long e, Node **g)
+{
+    for (int a = 0; a < in->N; ++a) g[a] = ex_num(0);
+    for (int t = 0; t < in->ndt; ++t) {
+        const Node *tap = in->dtaps[t];
+        const long off[3] = {0, -tap->idx[1].c, in->dims == 3 ? -tap->idx[2].c : 0};
+        const XPre P = end_preimage(in, mode, right, e, tap->idx[0].c);
+        for (long c = P.lo; c <= P.hi; ++c)
+            g[tap->ref] = ex_add(g[tap->ref], ex_pin_x(ex_shift(in->part[t], off), mode, P.from_n, c));
+    }
+}
+
+/* the fast ends under one mode: a branch per end point, its sums printed
+ * with shared temporaries */
+static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
+{
+    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
+    const PrintCtx pc = {in->es, TAP_ROW, in->names, NULL};
+    fprintf(f, "            %s:\n", label[mode]);
+    const char *sep = "            ";
+    for (int right = 0; right < 2; ++right)
+        for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) {
+            if (right) fprintf(f, "%sif (i == st_n0 - %ld) {\n", sep, 1 + e);
+            else fprintf(f, "%sif (i == %ld) {\n", sep, e);
+            Node *g[MAXARR], *roots[MAXARR];
+            char fmbuf[MAXARR][32];
+            const char *fm[MAXARR];
+            int nr = 0;
+            end_sums(in, mode, right, e, g);
+            for (int a = 0; a < in->N; ++a) {
+                if (!in->diff[a] || ex_is_num(g[a], 0)) continue;
+                snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_g%d += %%s;", a);
+                fm[nr] = fmbuf[nr];
+                roots[nr++] = ex_group_coef(g[a]);
+            }
+            pr_c_block(f, &pc, roots, nr, fm, "                ");
+            fprintf(f, "            }");
+            sep = " else ";
+        }
+    fprintf(f, "\n            break;\n");
+}
+
+/* the general ends: each tap's x-preimages from stenc_preimage */
+static void print_general_ends(FILE *f, const EndsIn *in)
+{
+    for (int t = 0; t < in->ndt; ++t) {
+        const Node *tap = in->dtaps[t];
+        fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0;\n"
+                   "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
+                   "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
+                   "                    st_g%d += ",
+                tap->idx[0].c, tap->ref);
+        char call[400], jb[32], kb[32];
+        snprintf(jb, sizeof jb, "j%+ld", -tap->idx[1].c);
+        snprintf(kb, sizeof kb, "k%+ld", in->dims == 3 ? -tap->idx[2].c : 0L);
+        snprintf(call, sizeof call, "stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](st_p0, %s%s%s", in->base, in->dims, t, jb,
+                 in->dims == 3 ? ", " : "", in->dims == 3 ? kb : "");
+        fprintf(f, in->shc, call);
+        fprintf(f, ");\n            }\n");
+    }
+}
+
+/* The body of an end point i of an interior row: its value as on the border
+ * (value_grad), its gradient from the fast ends in rows of end_min points,
+ * else from the general ones. */
+static void print_row_ends(FILE *f, const EndsIn *in)
+{
+    fprintf(f, "{\n");
+    if (in->want_v) {
+        char call[400];
+        snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", in->base, in->dims, in->dims == 3 ? ", k" : "");
+        fprintf(f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)");
+        fprintf(f, in->shc, call);
+        fprintf(f, ");\n");
+    }
+    point_sums_open(f, in->es, in->first, in->N, in->diff);
+    if (fast_ends_fit(in)) {
+        fprintf(f, "            if (st_n0 >= %ld) {\n", end_min(in));
+        pr_row_pointers(f, in->es, in->part, in->ndt, in->names, "            ");
+        fprintf(f, "            switch (st_mode) {\n");
+        for (int mode = 1; mode <= 3; ++mode) print_fast_ends(f, in, mode % 3);
+        fprintf(f, "            }\n            } else {\n");
+    }
+    print_general_ends(f, in);
+    if (fast_ends_fit(in)) fprintf(f, "            }\n");
+    point_sums_store(f, in->N, in->diff, in->names);
+    fprintf(f, "        }\n");
+}
+
 static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *ru, char **helpers)
 {
     /* the code evaluates the reduction with divisions by anything but a
@@ -1433,21 +1608,21 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     }
     char base[160];
     func_base(s, r->name, base, sizeof base);
-    PrintCtx pcd = {es, TAP_DIRECT, E.names, NULL}, pcm = {es, TAP_MAPPED, E.names, NULL};
+    PrintCtx pcr = {es, TAP_ROW, E.names, NULL}, pcm = {es, TAP_MAPPED, E.names, NULL};
 
-    /* helper argument lists */
-    Str hargs, hcall;
-    str_open(&hargs); str_open(&hcall);
+    /* helper argument lists; the calls' formats take the point's indices
+     * (shc), and its indices and the boundary mode (shm) */
+    Str hargs;
+    str_open(&hargs);
     fprintf(hargs.f, "ptrdiff_t i, ptrdiff_t j%s", D == 3 ? ", ptrdiff_t k" : "");
-    fprintf(hcall.f, "%%s");
-    for (int d = 0; d < D; ++d) { fprintf(hargs.f, ", ptrdiff_t st_n%d", d); fprintf(hcall.f, ", st_n%d", d); }
+    for (int d = 0; d < D; ++d) fprintf(hargs.f, ", ptrdiff_t st_n%d", d);
     fprintf(hargs.f, ", int mode");
-    fprintf(hcall.f, ", st_mode"); /* a compile-time constant in each specialised loop */
     for (int a = 0; a < N; ++a)
-        if (reads[a]) { fprintf(hargs.f, ", const stn_real *stn_restrict %s", s->arr[a].name); fprintf(hcall.f, ", %s", s->arr[a].name); }
+        if (reads[a]) fprintf(hargs.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
     for (int p = 0; p < s->nparam; ++p)
-        if (params[p]) { fprintf(hargs.f, ", stn_real %s", s->param[p]); fprintf(hcall.f, ", %s", s->param[p]); }
-    char *sha = str_close(&hargs), *shc = str_close(&hcall);
+        if (params[p]) fprintf(hargs.f, ", stn_real %s", s->param[p]);
+    char *sha = str_close(&hargs), *shc = helper_call_format(s, N, reads, params, "st_mode"),
+         *shm = helper_call_format(s, N, reads, params, "%s");
     Str hv;
     str_open(&hv);
     for (int a = 0; a < N; ++a) if (reads[a]) fprintf(hv.f, " (void)%s;", s->arr[a].name);
@@ -1616,7 +1791,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                     fm[nr] = fmbuf[nr];
                     ++nr;
                 }
-        pr_c_block(in.f, &pcd, roots, nr, fm, "            ");
+        pr_row_pointers(in.f, es, roots, nr, E.names, "            ");
+        pr_c_block(in.f, &pcr, roots, nr, fm, "            ");
         fprintf(in.f, "        }\n");
         /* border */
         fprintf(bd.f, "{\n");
@@ -1650,37 +1826,12 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
             point_sums_store(bd.f, N, diff, E.names);
         }
         fprintf(bd.f, "        }\n");
-        /* row ends of interior rows: the value as on the border, each tap's
-         * partial at its x-preimages with direct y/z indices */
+        /* row ends of interior rows */
         Str xe;
         str_open(&xe);
         if (want_g) {
-            fprintf(xe.f, "{\n");
-            if (want_v) {
-                fprintf(xe.f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)");
-                char callbuf[400];
-                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", base, D, D == 3 ? ", k" : "");
-                fprintf(xe.f, shc, callbuf);
-                fprintf(xe.f, ");\n");
-            }
-            point_sums_open(xe.f, es, s->arr[first_read].name, N, diff);
-            for (int t = 0; t < ndt; ++t) {
-                fprintf(xe.f, "            {\n                ptrdiff_t st_a0, st_b0;\n"
-                              "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
-                              "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
-                              "                    st_g%d += ",
-                        dtaps[t]->idx[0].c, dtaps[t]->ref);
-                char callbuf[400];
-                char jb[32], kb[32];
-                snprintf(jb, sizeof jb, "j%+ld", -dtaps[t]->idx[1].c);
-                snprintf(kb, sizeof kb, "k%+ld", D == 3 ? -dtaps[t]->idx[2].c : 0L);
-                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](st_p0, %s%s%s", base, D, t, jb,
-                         D == 3 ? ", " : "", D == 3 ? kb : "");
-                fprintf(xe.f, shc, callbuf);
-                fprintf(xe.f, ");\n            }\n");
-            }
-            point_sums_store(xe.f, N, diff, E.names);
-            fprintf(xe.f, "        }\n");
+            const EndsIn ein = {es, N, ndt, want_v, diff, dtaps, part, E.names, s->arr[first_read].name, base, D, shc, shm, omin[0], omax[0]};
+            print_row_ends(xe.f, &ein);
         }
         char *sxe = str_close(&xe);
         char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, &bd);
@@ -1733,7 +1884,7 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     *helpers = str_close(&all);
     free(shelp);
     free(srh);
-    free(sha); free(shc); free(sdom); free(svoid);
+    free(sha); free(shc); free(shm); free(sdom); free(svoid);
     return 0;
 }
 

@@ -362,6 +362,33 @@ static Node *shift_post(Node *n, Node **a, const void *ctx)
 
 Node *ex_shift(Node *n, const long off[3]) { return rewrite_rec(n, shift_post, off, ++memo_counter); }
 
+/* pinning x: a tap at x offset o of the point p = base + c reads p + o,
+ * mapped by the boundary mode for a row of at least as many points as
+ * keep p + o within one period of the end it belongs to (emit.c, end_min) */
+typedef struct { int mode, from_n; long c; } PinX;
+static Index pinned_x(const PinX *p, long o)
+{
+    const long v = p->c + o; /* the read, from 0 or from n */
+    Index r = {p->from_n ? IK_END : IK_CONST, v};
+    if (p->mode == 1 && !p->from_n && v < 0) r.c = 0;                    /* neumann: clamped */
+    if (p->mode == 1 && p->from_n && v >= 0) r.c = -1;
+    if (p->mode == 2 && !p->from_n && v < 0) r.kind = IK_END;            /* periodic: wrapped */
+    if (p->mode == 2 && p->from_n && v >= 0) r.kind = IK_CONST;
+    return r;
+}
+static Node *pin_post(Node *n, Node **a, const void *ctx)
+{
+    if (n->kind != E_TAP || n->idx[0].kind != IK_VAR) return rebuild(n, a);
+    Index idx[3] = {pinned_x(ctx, n->idx[0].c), n->idx[1], n->idx[2]};
+    return ex_tap(n->ref, idx);
+}
+
+Node *ex_pin_x(Node *n, int mode, int from_n, long c)
+{
+    const PinX p = {mode, from_n, c};
+    return rewrite_rec(n, pin_post, &p, ++memo_counter);
+}
+
 static Node *recip_post(Node *n, Node **a, const void *ctx)
 {
     (void)ctx;

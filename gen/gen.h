@@ -128,6 +128,10 @@ int ex_fn_lookup(const char *name);
 Node *ex_diff(Node *n, int arr, const Index idx[3], int *bad);
 /* n with every VAR tap index shifted by off[d] (only dims with loop[d]). */
 Node *ex_shift(Node *n, const long off[3]);
+/* N evaluated at the point x = (from_n ? n : 0) + c: every x offset o of a
+ * tap becomes the absolute index c + o, mapped by the boundary mode (0
+ * valid, 1 neumann, 2 periodic) */
+Node *ex_pin_x(Node *n, int mode, int from_n, long c);
 /* n with every division by a non-constant y written as a product with 1/y,
  * so that partials sharing a denominator (a/s, b/s, ...) share one division
  * (costs at most one rounding more per quotient) */
@@ -157,10 +161,13 @@ int ex_uses_param(Node *n, int p);
 /* how a tap's indices are printed: direct, all mapped by the boundary mode
  * (mode), y/z mapped (st_mode, in border rows), x mapped (mode, in the
  * helpers for the row ends of interior rows) */
-enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X, TAP_HOISTED_YZ };
+enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X, TAP_HOISTED_YZ, TAP_ROW };
 /* TAP_HOISTED_YZ: like TAP_MAPPED_YZ, with each mapped y/z index read from a
  * variable declared before the loop (pr_hoisted_yz): the index maps' branches
- * inside an x loop keep GCC from vectorising it */
+ * inside an x loop keep GCC from vectorising it.
+ * TAP_ROW: like TAP_DIRECT, relative to the row pointer st_row_NAME of the point's
+ * row (pr_row_pointers): in an interior loop GCC then addresses the x
+ * neighbours by displacements and keeps every row in a register */
 typedef struct {
     const Stencil *s;
     int tapmode;
@@ -180,6 +187,9 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
  * TAP_HOISTED_YZ; vars: the y/z point variables (vars[1], vars[2]).
  * Returns 0 (and prints nothing) when an offset is too large to hoist. */
 int pr_hoisted_yz(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *vars, const char *ind);
+/* declarations of the row pointers st_row_NAME (row (j, k) of each array the
+ * roots read) for TAP_ROW */
+void pr_row_pointers(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *arrname, const char *ind);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */

@@ -47,10 +47,27 @@ static void pr_index_vars(FILE *f, int d, Index ix, int c_form, const char *cons
 }
 static void pr_index(FILE *f, int d, Index ix) { pr_index_vars(f, d, ix, 0, NULL); }
 
+/* a tap whose y/z indices are j+c, k+c: relative to its row pointer */
+static int row_relative(const Stencil *s, const Node *t)
+{
+    for (int d = 1; d < s->dims; ++d)
+        if (t->idx[d].kind != IK_VAR) return 0;
+    return 1;
+}
+
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
 {
     const char *nm = aname(pc->s, pc->arrname, t->ref);
     int D = pc->s->dims;
+    if (pc->tapmode == TAP_ROW && row_relative(pc->s, t)) {
+        fprintf(f, "st_row_%s[(", nm);
+        pr_index_vars(f, 0, t->idx[0], 1, pc->vars);
+        fprintf(f, ")");
+        if (D == 2 && t->idx[1].c) fprintf(f, " + %s_s0*(%ld)", nm, t->idx[1].c);
+        if (D == 3 && (t->idx[1].c || t->idx[2].c)) fprintf(f, " + %s_s0*(%ld + %s_s1*(%ld))", nm, t->idx[1].c, nm, t->idx[2].c);
+        fprintf(f, "]");
+        return;
+    }
     fprintf(f, "%s[", nm);
     for (int d = 0; d < D; ++d) {
         if (d > 0) fprintf(f, " + %s_s%d*(", nm, d - 1);
@@ -97,6 +114,24 @@ int pr_hoisted_yz(FILE *f, const Stencil *s, Node **roots, int nroots, const cha
             }
     }
     return 1;
+}
+
+void pr_row_pointers(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *arrname, const char *ind)
+{
+    int seen[MAXARR] = {0};
+    for (int r = 0; r < nroots; ++r) {
+        Node *taps[MAXTAP];
+        int nt = ex_taps(roots[r], -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP; ++t) {
+            const int a = taps[t]->ref;
+            if (seen[a] || !row_relative(s, taps[t])) continue;
+            seen[a] = 1;
+            const char *nm = aname(s, arrname, a);
+            if (s->dims == 3)
+                fprintf(f, "%sconst stn_real *const st_row_%s = %s + %s_s0*(j + %s_s1*k); (void)st_row_%s;\n", ind, nm, nm, nm, nm, nm);
+            else fprintf(f, "%sconst stn_real *const st_row_%s = %s + %s_s0*j; (void)st_row_%s;\n", ind, nm, nm, nm, nm);
+        }
+    }
 }
 
 static void count_uses(Node *n, int tag)
