@@ -1300,11 +1300,9 @@ static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
  * y/z preimage intervals computed once per row and tap and y/z reads mapped.
  * The remaining points (x near an edge) keep the generic border body. */
 static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r, int N, const int *diff, int ndt,
-                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, Str *bd)
+                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, const char *border)
 {
     int D = s->dims;
-    fflush(bd->f);
-    const char *border = bd->buf;
     static const char *vars_q[3] = {"i", "j", "k"};
     static const char *vars_p[3] = {"i", "st_p1", "st_p2"};
     PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q}, pp = {es, TAP_MAPPED_YZ, E->names, vars_p};
@@ -1555,46 +1553,55 @@ static void print_row_ends(FILE *f, const EndsIn *in)
     fprintf(f, "        }\n");
 }
 
-static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *ru, char **helpers)
-{
-    /* the code evaluates the reduction with divisions by anything but a
-     * number written as reciprocals (x/(2*delta) costs a multiply, the
-     * reciprocal is hoisted); the docs show the user's formula (ru) */
-    Reduce rv = *ru;
-    rv.f = ex_recip(ru->f);
-    const Reduce *r = &rv;
-    int D = s->dims;
+/* ---- a reduction's plan: what each of its entry points prints from ---- */
+typedef struct {
+    const Stencil *s, *es;   /* the stencil; es with the gradient arrays (E.s) */
     Ext E;
-    ext_init(&E, s, "grad");
-    const Stencil *es = &E.s;
-    int N = E.nuser;
-    int reads[MAXARR], diff[MAXARR], params[MAXPARAM], ndiff = 0;
-    for (int a = 0; a < N; ++a) {
-        reads[a] = ex_reads(r->f, a);
-        diff[a] = reads[a] && !s->arr[a].is_const;
-        ndiff += diff[a];
+    const Reduce *ru;        /* as written (the docs show it) */
+    Reduce rv;               /* as evaluated: divisions by anything but a
+                              * number become reciprocals (hoisted) */
+    int D, N, first_read, ndt;
+    int reads[MAXARR], diff[MAXARR], params[MAXPARAM];
+    long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
+    Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
+    Node *gsum[MAXARR];      /* the gather form at interior points, per array */
+    char base[160];
+    char *sha, *shc, *shm;   /* helpers' parameters; calls (helper_call_format) */
+    char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
+} RedPlan;
+
+/* the arrays and parameters the reduction reads, the first array read */
+static void plan_inputs(RedPlan *P)
+{
+    const Stencil *s = P->s;
+    for (int a = 0; a < P->N; ++a) {
+        P->reads[a] = ex_reads(P->rv.f, a);
+        P->diff[a] = P->reads[a] && !s->arr[a].is_const;
     }
-    for (int p = 0; p < s->nparam; ++p) params[p] = ex_uses_param(r->f, p);
-    int first_read = 0;
-    while (first_read < N - 1 && !reads[first_read]) ++first_read;
+    for (int p = 0; p < s->nparam; ++p) P->params[p] = ex_uses_param(P->rv.f, p);
+    P->first_read = 0;
+    while (P->first_read < P->N - 1 && !P->reads[P->first_read]) ++P->first_read;
+}
+
+/* offsets, partials (0, or a gen_error when a tap's is undefined) and the
+ * gather sums */
+static int plan_taps(RedPlan *P)
+{
+    const Stencil *s = P->s;
+    const Reduce *r = &P->rv;
     Node *taps[MAXTAP];
     int nt = ex_taps(r->f, -1, taps, MAXTAP);
-    long omin[3] = {0, 0, 0}, omax[3] = {0, 0, 0};
-    for (int d = 0; d < D; ++d) {
-        omin[d] = omax[d] = taps[0]->idx[d].c;
-        for (int t = 1; t < nt; ++t) {
-            if (taps[t]->idx[d].c < omin[d]) omin[d] = taps[t]->idx[d].c;
-            if (taps[t]->idx[d].c > omax[d]) omax[d] = taps[t]->idx[d].c;
+    for (int d = 0; d < 3; ++d) {
+        P->omin[d] = P->omax[d] = d < P->D && nt > 0 ? taps[0]->idx[d].c : 0;
+        for (int t = 1; t < nt && d < P->D; ++t) {
+            if (taps[t]->idx[d].c < P->omin[d]) P->omin[d] = taps[t]->idx[d].c;
+            if (taps[t]->idx[d].c > P->omax[d]) P->omax[d] = taps[t]->idx[d].c;
         }
+        P->minvalid[d] = d < P->D ? P->omax[d] - P->omin[d] + 1 : 1;
     }
-    long minn[3] = {1, 1, 1}, minvalid[3];
-    for (int d = 0; d < 3; ++d) minvalid[d] = d < D ? omax[d] - omin[d] + 1 : 1;
-    /* differentiable taps and their partials */
-    Node *dtaps[MAXTAP];
-    Node *part[MAXTAP];
-    int ndt = 0;
+    P->ndt = 0;
     for (int t = 0; t < nt; ++t) {
-        if (!diff[taps[t]->ref]) continue;
+        if (!P->diff[taps[t]->ref]) continue;
         int bad = 0;
         Node *p = ex_diff(r->f, taps[t]->ref, taps[t]->idx, &bad);
         if (!p)
@@ -1602,281 +1609,375 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
                              "cannot differentiate reduction '%s' with respect to '%s': %s() is not differentiable "
                              "(declare '%s' const, or write the function with select so its derivative is defined)",
                              r->name, s->arr[taps[t]->ref].name, ex_fn_name[bad - 1], s->arr[taps[t]->ref].name);
-        dtaps[ndt] = taps[t];
-        part[ndt] = ex_recip(p); /* the partials of a point share their divisions */
-        ++ndt;
+        P->dtaps[P->ndt] = taps[t];
+        P->part[P->ndt] = ex_recip(p); /* the partials of a point share their divisions */
+        ++P->ndt;
     }
-    char base[160];
-    func_base(s, r->name, base, sizeof base);
-    PrintCtx pcr = {es, TAP_ROW, E.names, NULL}, pcm = {es, TAP_MAPPED, E.names, NULL};
+    /* gather expression at q for each differentiable array */
+    for (int a = 0; a < P->N; ++a) P->gsum[a] = ex_num(0);
+    for (int t = 0; t < P->ndt; ++t) {
+        long off[3] = {0, 0, 0};
+        for (int d = 0; d < P->D; ++d) off[d] = -P->dtaps[t]->idx[d].c;
+        P->gsum[P->dtaps[t]->ref] = ex_add(P->gsum[P->dtaps[t]->ref], ex_shift(P->part[t], off));
+    }
+    for (int a = 0; a < P->N; ++a) P->gsum[a] = ex_group_coef(P->gsum[a]);
+    return 0;
+}
 
-    /* helper argument lists; the calls' formats take the point's indices
-     * (shc), and its indices and the boundary mode (shm) */
-    Str hargs;
-    str_open(&hargs);
-    fprintf(hargs.f, "ptrdiff_t i, ptrdiff_t j%s", D == 3 ? ", ptrdiff_t k" : "");
-    for (int d = 0; d < D; ++d) fprintf(hargs.f, ", ptrdiff_t st_n%d", d);
-    fprintf(hargs.f, ", int mode");
-    for (int a = 0; a < N; ++a)
-        if (reads[a]) fprintf(hargs.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
+/* the helpers' parameter list, call formats and (void) line; the value
+ * domain's bounds (the box's first declarations) */
+static void plan_texts(RedPlan *P)
+{
+    const Stencil *s = P->s;
+    const int D = P->D;
+    Str h, v, dom;
+    str_open(&h);
+    fprintf(h.f, "ptrdiff_t i, ptrdiff_t j%s", D == 3 ? ", ptrdiff_t k" : "");
+    for (int d = 0; d < D; ++d) fprintf(h.f, ", ptrdiff_t st_n%d", d);
+    fprintf(h.f, ", int mode");
+    for (int a = 0; a < P->N; ++a)
+        if (P->reads[a]) fprintf(h.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
     for (int p = 0; p < s->nparam; ++p)
-        if (params[p]) fprintf(hargs.f, ", stn_real %s", s->param[p]);
-    char *sha = str_close(&hargs), *shc = helper_call_format(s, N, reads, params, "st_mode"),
-         *shm = helper_call_format(s, N, reads, params, "%s");
-    Str hv;
-    str_open(&hv);
-    for (int a = 0; a < N; ++a) if (reads[a]) fprintf(hv.f, " (void)%s;", s->arr[a].name);
-    for (int p = 0; p < s->nparam; ++p) if (params[p]) fprintf(hv.f, " (void)%s;", s->param[p]);
-    char *svoid = str_close(&hv);
-
-    /* helpers: mapped value and mapped partials at a point */
-    Str help;
-    str_open(&help);
-    Str hstr;
-    str_open(&hstr);
-    for (int a = 0; a < N; ++a)
-        if (reads[a]) setup_strides(hstr.f, s, a, s->arr[a].name);
-    char *shstr = str_close(&hstr);
-    fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;", base, D, sha);
-    void_point_args(help.f, D);
-    fprintf(help.f, "\n%s", shstr);
-    {
-        const char *fm[1] = {"return %s;"};
-        Node *root = r->f;
-        pr_c_block(help.f, &pcm, &root, 1, fm, "    ");
-    }
-    fprintf(help.f, "}\n");
-    /* one helper per tap: a border point needs each partial at a few points
-     * only, so computing all of them there would cost taps^2 */
-    for (int t = 0; t < ndt; ++t) {
-        fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s", base, D, t, sha, svoid);
-        void_point_args(help.f, D);
-        fprintf(help.f, "\n%s", shstr);
-        const char *fm[1] = {"return %s;"};
-        pr_c_block(help.f, &pcm, &part[t], 1, fm, "    ");
-        fprintf(help.f, "}\n");
-    }
-    /* and per tap with only x mapped: the row ends of interior rows, where the
-     * y/z preimages are single points and every y/z read is inside */
-    PrintCtx pcx = {es, TAP_MAPPED_X, E.names, NULL};
-    for (int t = 0; t < ndt; ++t) {
-        fprintf(help.f, "stn_dev stn_real stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s", base, D, t, sha, svoid);
-        void_point_args(help.f, D);
-        fprintf(help.f, "\n%s", shstr);
-        const char *fm[1] = {"return %s;"};
-        pr_c_block(help.f, &pcx, &part[t], 1, fm, "    ");
-        fprintf(help.f, "}\n");
-    }
-    free(shstr);
-    char *shelp = str_close(&help);
-    Str rollhelp; /* the rolling rows' functions (C only), added to the helpers */
-    str_open(&rollhelp);
-
-    /* value-domain and interior bounds (box decl prefix) */
-    Str dom;
+        if (P->params[p]) fprintf(h.f, ", stn_real %s", s->param[p]);
+    P->sha = str_close(&h);
+    P->shc = helper_call_format(s, P->N, P->reads, P->params, "st_mode");
+    P->shm = helper_call_format(s, P->N, P->reads, P->params, "%s");
+    str_open(&v);
+    for (int a = 0; a < P->N; ++a) if (P->reads[a]) fprintf(v.f, " (void)%s;", s->arr[a].name);
+    for (int p = 0; p < s->nparam; ++p) if (P->params[p]) fprintf(v.f, " (void)%s;", s->param[p]);
+    P->svoid = str_close(&v);
     str_open(&dom);
     for (int d = 0; d < D; ++d)
         fprintf(dom.f, "const ptrdiff_t st_dlo%d = mode == STENC_VALID ? %ld : 0, st_dhi%d = st_n%d - (mode == STENC_VALID ? %ld : 0);\n"
                        "    (void)st_dlo%d; (void)st_dhi%d;\n    ",
-                d, -omin[d], d, d, omax[d], d, d);
-    char *sdom = str_close(&dom);
+                d, -P->omin[d], d, d, P->omax[d], d, d);
+    P->sdom = str_close(&dom);
+}
 
-    /* gather expression at q for each differentiable array */
-    Node *gsum[MAXARR];
-    for (int a = 0; a < N; ++a) gsum[a] = ex_num(0);
-    for (int t = 0; t < ndt; ++t) {
-        long off[3] = {0, 0, 0};
-        for (int d = 0; d < D; ++d) off[d] = -dtaps[t]->idx[d].c;
-        gsum[dtaps[t]->ref] = ex_add(gsum[dtaps[t]->ref], ex_shift(part[t], off));
+static int plan_reduce(const Stencil *s, const Reduce *ru, RedPlan *P)
+{
+    memset(P, 0, sizeof *P);
+    P->s = s;
+    P->ru = ru;
+    P->rv = *ru;
+    P->rv.f = ex_recip(ru->f);
+    P->D = s->dims;
+    ext_init(&P->E, s, "grad");
+    P->es = &P->E.s;
+    P->N = P->E.nuser;
+    plan_inputs(P);
+    if (plan_taps(P)) return -1;
+    func_base(s, ru->name, P->base, sizeof P->base);
+    plan_texts(P);
+    return 0;
+}
+
+static void plan_free(RedPlan *P)
+{
+    free(P->sha); free(P->shc); free(P->shm); free(P->svoid); free(P->sdom);
+}
+
+/* a per-point helper NAME (mval, mpartT, xpartT): ROOT with taps printed by PC */
+static void print_point_helper(FILE *f, const RedPlan *P, const char *name, const char *voids, const PrintCtx *pc,
+                               Node *root, const char *strides)
+{
+    fprintf(f, "stn_dev stn_real stenc_h_%s_%dd_%s_[[]]stn_sfx[[]](%s)\n{\n    (void)mode;%s", P->base, P->D, name, P->sha, voids);
+    void_point_args(f, P->D);
+    fprintf(f, "\n%s", strides);
+    const char *fm[1] = {"return %s;"};
+    pr_c_block(f, pc, &root, 1, fm, "    ");
+    fprintf(f, "}\n");
+}
+
+/* the helpers: the mapped value at a point; one per tap, its mapped
+ * partial (a border point needs each partial at a few points only, so
+ * computing all of them there would cost taps^2); and per tap with only x
+ * mapped (the row ends of interior rows, where the y/z preimages are
+ * single points and every y/z read is inside) */
+static char *print_point_helpers(const RedPlan *P)
+{
+    const PrintCtx pcm = {P->es, TAP_MAPPED, P->E.names, NULL}, pcx = {P->es, TAP_MAPPED_X, P->E.names, NULL};
+    Str st, help;
+    str_open(&st);
+    for (int a = 0; a < P->N; ++a)
+        if (P->reads[a]) setup_strides(st.f, P->s, a, P->s->arr[a].name);
+    char *strides = str_close(&st);
+    str_open(&help);
+    print_point_helper(help.f, P, "mval", "", &pcm, P->rv.f, strides);
+    char name[32];
+    for (int t = 0; t < P->ndt; ++t) {
+        snprintf(name, sizeof name, "mpart%d", t);
+        print_point_helper(help.f, P, name, P->svoid, &pcm, P->part[t], strides);
     }
-    for (int a = 0; a < N; ++a) gsum[a] = ex_group_coef(gsum[a]);
-    fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, D);
-    pr_stn(dump, s, ru->f, NULL);
+    for (int t = 0; t < P->ndt; ++t) {
+        snprintf(name, sizeof name, "xpart%d", t);
+        print_point_helper(help.f, P, name, P->svoid, &pcx, P->part[t], strides);
+    }
+    free(strides);
+    return str_close(&help);
+}
+
+/* the .adj listing: the reduction and its gradient's gather form */
+static void dump_gather(FILE *dump, const RedPlan *P)
+{
+    const Reduce *r = &P->rv;
+    fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, P->D);
+    pr_stn(dump, P->s, P->ru->f, NULL);
     fprintf(dump, "\n# gradient, gather form, at interior points (borders: exact enumeration of\n"
                   "# the boundary mode's preimages, see docs/language.md)\n");
-    fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
-    for (int a = 0; a < N; ++a)
-        if (diff[a]) {
-            fprintf(dump, "  all(%s) = ", E.names[N + a]);
-            pr_stn(dump, es, gsum[a], E.names);
+    fprintf(dump, "kernel %s_grad_%dd {\n", r->name, P->D);
+    for (int a = 0; a < P->N; ++a)
+        if (P->diff[a]) {
+            fprintf(dump, "  all(%s) = ", P->E.names[P->N + a]);
+            pr_stn(dump, P->es, P->gsum[a], P->E.names);
             fprintf(dump, "\n");
         }
     fprintf(dump, "}\n\n");
+}
 
-    for (int kind = 0; kind < 3; ++kind) { /* 0 value, 1 grad, 2 value_grad */
-        if (kind > 0 && ndt == 0) break;
-        int want_v = kind != 1, want_g = kind != 0;
-        Str doc, args, chk, set, box, in, bd;
-        str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&box); str_open(&in); str_open(&bd);
-        const char *kname = kind == 0 ? "value" : kind == 1 ? "grad" : "value_grad";
-        fprintf(doc.f, "/* Reduction '%s' of stencil '%s' (%dD), %s:\n *   R = sum over points p of ", r->name, s->name, D,
-                kind == 0 ? "its value R (accumulated in double)" : kind == 1 ? "its gradient" : "value and gradient in one pass");
-        pr_stn(doc.f, s, ru->f, NULL);
-        fprintf(doc.f, "\n * mode: STENC_VALID (points whose reads are all inside), STENC_NEUMANN\n"
-                       " * (every point, reads clamped to the edge), STENC_PERIODIC (wrapped).\n");
-        if (want_g)
-            fprintf(doc.f, " * Gradients: G = beta*G + alpha*dR/dX for each differentiable array X\n"
-                           " * (beta == 0 overwrites G and never reads it).\n");
-        fprintf(doc.f, " * Arrays (all of extent (nx, ny%s)):", D == 3 ? ", nz" : "");
-        for (int a = 0; a < N; ++a) if (reads[a]) fprintf(doc.f, " %s", s->arr[a].name);
-        if (want_g) for (int a = 0; a < N; ++a) if (diff[a]) fprintf(doc.f, " %s", E.names[N + a]);
-        fprintf(doc.f, "\n * Minimum grid: ");
-        for (int d = 0; d < D; ++d) fprintf(doc.f, "%s%s >= %ld", d ? ", " : "", dimn(d), minvalid[d]);
-        fprintf(doc.f, " for STENC_VALID, 1 otherwise.\n * Returns STENC_OK or an error code (stenc_strerror). */");
+/* an entry's comment: KIND 0 value, 1 grad, 2 value_grad */
+static void print_reduce_doc(FILE *f, const RedPlan *P, int kind)
+{
+    const Stencil *s = P->s;
+    const int N = P->N;
+    fprintf(f, "/* Reduction '%s' of stencil '%s' (%dD), %s:\n *   R = sum over points p of ", P->rv.name, s->name, P->D,
+            kind == 0 ? "its value R (accumulated in double)" : kind == 1 ? "its gradient" : "value and gradient in one pass");
+    pr_stn(f, s, P->ru->f, NULL);
+    fprintf(f, "\n * mode: STENC_VALID (points whose reads are all inside), STENC_NEUMANN\n"
+               " * (every point, reads clamped to the edge), STENC_PERIODIC (wrapped).\n");
+    if (kind)
+        fprintf(f, " * Gradients: G = beta*G + alpha*dR/dX for each differentiable array X\n"
+                   " * (beta == 0 overwrites G and never reads it).\n");
+    fprintf(f, " * Arrays (all of extent (nx, ny%s)):", P->D == 3 ? ", nz" : "");
+    for (int a = 0; a < N; ++a) if (P->reads[a]) fprintf(f, " %s", s->arr[a].name);
+    if (kind) for (int a = 0; a < N; ++a) if (P->diff[a]) fprintf(f, " %s", P->E.names[N + a]);
+    fprintf(f, "\n * Minimum grid: ");
+    for (int d = 0; d < P->D; ++d) fprintf(f, "%s%s >= %ld", d ? ", " : "", dimn(d), P->minvalid[d]);
+    fprintf(f, " for STENC_VALID, 1 otherwise.\n * Returns STENC_OK or an error code (stenc_strerror). */");
+}
 
-        args_sizes(args.f, D);
-        fprintf(args.f, ", int mode");
-        for (int a = 0; a < N; ++a) if (reads[a]) fprintf(args.f, ", const stn_real *stn_restrict %s", s->arr[a].name);
-        for (int p = 0; p < s->nparam; ++p) if (params[p]) fprintf(args.f, ", stn_real %s", s->param[p]);
-        if (want_v) fprintf(args.f, ", double *value");
-        if (want_g) {
-            fprintf(args.f, ", stn_real alpha, stn_real beta");
-            for (int a = 0; a < N; ++a) if (diff[a]) fprintf(args.f, ", stn_real *stn_restrict %s", E.names[N + a]);
-        }
-
-        setup_sizes(chk.f, D);
-        checks_sizes(chk.f, D, minn, 1, minvalid);
-        if (want_v) checks_null(chk.f, "value");
-        for (int a = 0; a < N; ++a) if (reads[a]) { checks_null(chk.f, s->arr[a].name); checks_count(chk.f, s, a, s->arr[a].name); }
-        if (want_g) {
-            for (int a = 0; a < N; ++a)
-                if (diff[a]) { checks_null(chk.f, E.names[N + a]); checks_count(chk.f, s, a, E.names[N + a]); }
-            for (int a = 0; a < N; ++a) {
-                if (!diff[a]) continue;
-                for (int b = 0; b < N; ++b) {
-                    if (reads[b]) checks_alias(chk.f, E.names[N + a], s->arr[b].name);
-                    if (diff[b] && b > a) checks_alias(chk.f, E.names[N + a], E.names[N + b]);
-                }
-            }
-        }
-        for (int a = 0; a < N; ++a) {
-            if (reads[a]) setup_strides(set.f, s, a, s->arr[a].name);
-            if (want_g && diff[a]) setup_strides(set.f, s, a, E.names[N + a]);
-        }
-
-        fprintf(box.f, "%s", sdom);
-        for (int d = 0; d < D; ++d) {
-            if (!want_g) {
-                fprintf(box.f, "const ptrdiff_t st_lo%d = st_dlo%d, st_hi%d = st_dhi%d, st_ilo%d = %ld, st_ihi%d = st_n%d - %ld;\n    ",
-                        d, d, d, d, d, -omin[d], d, d, omax[d]);
-            } else {
-                long w = omax[d] - omin[d];
-                long ilo = w > -omin[d] ? w : -omin[d];
-                long ihi = w > omax[d] ? w : omax[d];
-                fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = st_n%d, st_ilo%d = %ld, st_ihi%d = st_n%d - %ld;\n    ",
-                        d, d, d, d, ilo, d, d, ihi);
-            }
-        }
-        /* interior */
-        Node *roots[MAXARR + 1];
-        char fmbuf[MAXARR + 1][160];
-        const char *fm[MAXARR + 1];
-        int nr = 0;
-        fprintf(in.f, "{\n");
-        if (want_g) {
-            Str q;
-            str_open(&q);
-            point_index(q.f, es, s->arr[first_read].name, "st_q");
-            /* all arrays of a reduction share the grid extent, so one index */
-            char *qs = str_close(&q);
-            fprintf(in.f, "            %s\n", qs);
-            free(qs);
-        }
-        if (want_v) { roots[nr] = r->f; snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_v = %%s; stn_vacc }"); fm[nr] = fmbuf[nr]; ++nr; }
-        if (want_g)
-            for (int a = 0; a < N; ++a)
-                if (diff[a]) {
-                    roots[nr] = gsum[a];
-                    snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", E.names[N + a]);
-                    fm[nr] = fmbuf[nr];
-                    ++nr;
-                }
-        pr_row_pointers(in.f, es, roots, nr, E.names, "            ");
-        pr_c_block(in.f, &pcr, roots, nr, fm, "            ");
-        fprintf(in.f, "        }\n");
-        /* border */
-        fprintf(bd.f, "{\n");
-        if (want_v) {
-            fprintf(bd.f, "            if (i >= st_dlo0 && i < st_dhi0 && j >= st_dlo1 && j < st_dhi1%s)\n",
-                    D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
-            fprintf(bd.f, "                st_acc += (double)");
-            char callbuf[400];
-            snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", base, D, D == 3 ? ", k" : "");
-            fprintf(bd.f, shc, callbuf);
-            fprintf(bd.f, ");\n");
-        }
-        if (want_g) {
-            point_sums_open(bd.f, es, s->arr[first_read].name, N, diff);
-            for (int t = 0; t < ndt; ++t) {
-                fprintf(bd.f, "            {\n                ptrdiff_t st_a0, st_b0, st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
-                for (int d = 0; d < D; ++d)
-                    fprintf(bd.f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n",
-                            dimvar(d), dtaps[t]->idx[d].c, d, d, d, d, d);
-                fprintf(bd.f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
-                              "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n"
-                              "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
-                              "                    st_g%d += ", dtaps[t]->ref);
-                char callbuf[400];
-                snprintf(callbuf, sizeof callbuf, "stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](st_p0, st_p1%s", base, D, t, D == 3 ? ", st_p2" : "");
-                fprintf(bd.f, shc, callbuf);
-                fprintf(bd.f, ");\n");
-                if (D == 2) fprintf(bd.f, "                (void)st_a2; (void)st_b2;\n");
-                fprintf(bd.f, "            }\n");
-            }
-            point_sums_store(bd.f, N, diff, E.names);
-        }
-        fprintf(bd.f, "        }\n");
-        /* row ends of interior rows */
-        Str xe;
-        str_open(&xe);
-        if (want_g) {
-            const EndsIn ein = {es, N, ndt, want_v, diff, dtaps, part, E.names, s->arr[first_read].name, base, D, shc, shm, omin[0], omax[0]};
-            print_row_ends(xe.f, &ein);
-        }
-        char *sxe = str_close(&xe);
-        char *sbr = border_rows(s, es, &E, r, N, diff, ndt, dtaps, part, want_v, want_g, first_read, &bd);
-        char *rinit = NULL, *rsize = NULL;
-        int rstate = 0;
-        char fn[240];
-        snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", base, kname, D);
-        char mvcall[400];
-        snprintf(mvcall, sizeof mvcall, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", base, D, D == 3 ? ", k" : "");
-        Str mv;
-        str_open(&mv);
-        fprintf(mv.f, shc, mvcall);
-        fprintf(mv.f, ")");
-        char *smv = str_close(&mv);
-        const RollIn rin = {s, es, &E, r, N, ndt, want_v, first_read, diff, reads, params, dtaps, part, fn, smv};
-        char *sroll = want_g ? roll_body(&rin, rollhelp.f, &rinit, &rsize, &rstate) : NULL;
-        free(smv);
-
-        char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
-        char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-        char b2[200];
-        snprintf(b2, sizeof b2, "%s_%s", base, kname);
-        entry_begin(out, b2, kname, D);
-        print_quoted(out, sdoc); fprintf(out, ",\n");
-        entry_pieces(out, sargs, schk, sset);
-        fprintf(out, ",\n[[");
-        job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "",
-                 rstate);
-        free(sbr);
-        free(sxe);
-        free(sroll); free(rinit); free(rsize);
-        fprintf(out, "]])\n\n");
-        {
-            char what[200], ent[240];
-            snprintf(what, sizeof what, "reduction '%s' of stencil '%s'", ru->name, s->name);
-            snprintf(ent, sizeof ent, "%s_%dd", b2, D);
-            long need = 1;
-            for (int d = 0; d < D; ++d) {
-                long v = want_g ? omax[d] - omin[d] : (omax[d] > -omin[d] ? omax[d] : -omin[d]);
-                if (v > need) need = v;
-            }
-            emit_dist(out, ent, kname, D, sargs, (int)need, omin, omax, what);
-        }
-        free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
+static void print_reduce_args(FILE *f, const RedPlan *P, int want_v, int want_g)
+{
+    const Stencil *s = P->s;
+    args_sizes(f, P->D);
+    fprintf(f, ", int mode");
+    for (int a = 0; a < P->N; ++a) if (P->reads[a]) fprintf(f, ", const stn_real *stn_restrict %s", s->arr[a].name);
+    for (int p = 0; p < s->nparam; ++p) if (P->params[p]) fprintf(f, ", stn_real %s", s->param[p]);
+    if (want_v) fprintf(f, ", double *value");
+    if (want_g) {
+        fprintf(f, ", stn_real alpha, stn_real beta");
+        for (int a = 0; a < P->N; ++a) if (P->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", P->E.names[P->N + a]);
     }
+}
+
+/* the argument checks: sizes, nulls, counts, gradients overlapping inputs
+ * or each other */
+static void print_reduce_checks(FILE *f, const RedPlan *P, int want_v, int want_g)
+{
+    const Stencil *s = P->s;
+    const int N = P->N;
+    const char *const *nm = P->E.names;
+    const long minn[3] = {1, 1, 1};
+    setup_sizes(f, P->D);
+    checks_sizes(f, P->D, minn, 1, P->minvalid);
+    if (want_v) checks_null(f, "value");
+    for (int a = 0; a < N; ++a) if (P->reads[a]) { checks_null(f, s->arr[a].name); checks_count(f, s, a, s->arr[a].name); }
+    if (!want_g) return;
+    for (int a = 0; a < N; ++a)
+        if (P->diff[a]) { checks_null(f, nm[N + a]); checks_count(f, s, a, nm[N + a]); }
+    for (int a = 0; a < N; ++a) {
+        if (!P->diff[a]) continue;
+        for (int b = 0; b < N; ++b) {
+            if (P->reads[b]) checks_alias(f, nm[N + a], s->arr[b].name);
+            if (P->diff[b] && b > a) checks_alias(f, nm[N + a], nm[N + b]);
+        }
+    }
+}
+
+static void print_reduce_setup(FILE *f, const RedPlan *P, int want_g)
+{
+    for (int a = 0; a < P->N; ++a) {
+        if (P->reads[a]) setup_strides(f, P->s, a, P->s->arr[a].name);
+        if (want_g && P->diff[a]) setup_strides(f, P->s, a, P->E.names[P->N + a]);
+    }
+}
+
+/* the loops' box: value-domain bounds, then per dimension the rows' range
+ * and interior (a gradient visits every point: the interior is where every
+ * tap's preimage is a single point read directly) */
+static void print_reduce_box(FILE *f, const RedPlan *P, int want_g)
+{
+    fprintf(f, "%s", P->sdom);
+    for (int d = 0; d < P->D; ++d) {
+        const long omin = P->omin[d], omax = P->omax[d];
+        if (!want_g) {
+            fprintf(f, "const ptrdiff_t st_lo%d = st_dlo%d, st_hi%d = st_dhi%d, st_ilo%d = %ld, st_ihi%d = st_n%d - %ld;\n    ",
+                    d, d, d, d, d, -omin, d, d, omax);
+        } else {
+            long w = omax - omin;
+            long ilo = w > -omin ? w : -omin;
+            long ihi = w > omax ? w : omax;
+            fprintf(f, "const ptrdiff_t st_lo%d = 0, st_hi%d = st_n%d, st_ilo%d = %ld, st_ihi%d = st_n%d - %ld;\n    ",
+                    d, d, d, d, ilo, d, d, ihi);
+        }
+    }
+}
+
+/* the body of an interior point: its value (stn_vacc) and the gather sums
+ * (stn_gstore), read through the row pointers */
+static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int want_g)
+{
+    const PrintCtx pcr = {P->es, TAP_ROW, P->E.names, NULL};
+    Node *roots[MAXARR + 1];
+    char fmbuf[MAXARR + 1][160];
+    const char *fm[MAXARR + 1];
+    int nr = 0;
+    fprintf(f, "{\n");
+    if (want_g) { /* all arrays of a reduction share the grid extent, so one index */
+        fprintf(f, "            ");
+        point_index(f, P->es, P->s->arr[P->first_read].name, "st_q");
+        fprintf(f, "\n");
+    }
+    if (want_v) { roots[nr] = P->rv.f; snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_v = %%s; stn_vacc }"); fm[nr] = fmbuf[nr]; ++nr; }
+    if (want_g)
+        for (int a = 0; a < P->N; ++a)
+            if (P->diff[a]) {
+                roots[nr] = P->gsum[a];
+                snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
+                fm[nr] = fmbuf[nr];
+                ++nr;
+            }
+    pr_row_pointers(f, P->es, roots, nr, P->E.names, "            ");
+    pr_c_block(f, &pcr, roots, nr, fm, "            ");
+    fprintf(f, "        }\n");
+}
+
+/* the call of the mapped value helper at (i, j[, k]) */
+static char *mval_call(const RedPlan *P)
+{
+    char call[400];
+    snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", P->base, P->D, P->D == 3 ? ", k" : "");
+    Str m;
+    str_open(&m);
+    fprintf(m.f, P->shc, call);
+    fprintf(m.f, ")");
+    return str_close(&m);
+}
+
+/* the body of a border point: its value when inside the value domain, each
+ * tap's partial over its preimages in every dimension */
+static void print_border_point(FILE *f, const RedPlan *P, int want_v, int want_g)
+{
+    const int D = P->D;
+    fprintf(f, "{\n");
+    if (want_v) {
+        char *mv = mval_call(P);
+        fprintf(f, "            if (i >= st_dlo0 && i < st_dhi0 && j >= st_dlo1 && j < st_dhi1%s)\n",
+                D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
+        fprintf(f, "                st_acc += (double)%s;\n", mv);
+        free(mv);
+    }
+    if (want_g) {
+        point_sums_open(f, P->es, P->s->arr[P->first_read].name, P->N, P->diff);
+        for (int t = 0; t < P->ndt; ++t) {
+            const Node *tap = P->dtaps[t];
+            fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0, st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
+            for (int d = 0; d < D; ++d)
+                fprintf(f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n",
+                        dimvar(d), tap->idx[d].c, d, d, d, d, d);
+            fprintf(f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
+                       "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n"
+                       "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
+                       "                    st_g%d += ", tap->ref);
+            char call[400];
+            snprintf(call, sizeof call, "stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](st_p0, st_p1%s", P->base, D, t, D == 3 ? ", st_p2" : "");
+            fprintf(f, P->shc, call);
+            fprintf(f, ");\n");
+            if (D == 2) fprintf(f, "                (void)st_a2; (void)st_b2;\n");
+            fprintf(f, "            }\n");
+        }
+        point_sums_store(f, P->N, P->diff, P->E.names);
+    }
+    fprintf(f, "        }\n");
+}
+
+/* the distributed entry (emit_dist) for the entry B2 of KIND */
+static void print_reduce_dist(FILE *out, const RedPlan *P, const char *b2, const char *kname, int want_g, const char *sargs)
+{
+    char what[200], ent[240];
+    snprintf(what, sizeof what, "reduction '%s' of stencil '%s'", P->ru->name, P->s->name);
+    snprintf(ent, sizeof ent, "%s_%dd", b2, P->D);
+    long need = 1;
+    for (int d = 0; d < P->D; ++d) {
+        long v = want_g ? P->omax[d] - P->omin[d] : (P->omax[d] > -P->omin[d] ? P->omax[d] : -P->omin[d]);
+        if (v > need) need = v;
+    }
+    emit_dist(out, ent, kname, P->D, sargs, (int)need, P->omin, P->omax, what);
+}
+
+/* one entry point, KIND 0 value, 1 grad, 2 value_grad: its pieces, the
+ * loop job (border rows, row ends, rolling rows), the distributed entry;
+ * rolling rows' functions go to ROLLHELP */
+static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhelp)
+{
+    const int want_v = kind != 1, want_g = kind != 0, D = P->D;
+    const char *kname = kind == 0 ? "value" : kind == 1 ? "grad" : "value_grad";
+    Str doc, args, chk, set, box, in, bd, xe;
+    str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&box); str_open(&in); str_open(&bd); str_open(&xe);
+    print_reduce_doc(doc.f, P, kind);
+    print_reduce_args(args.f, P, want_v, want_g);
+    print_reduce_checks(chk.f, P, want_v, want_g);
+    print_reduce_setup(set.f, P, want_g);
+    print_reduce_box(box.f, P, want_g);
+    print_reduce_interior(in.f, P, want_v, want_g);
+    print_border_point(bd.f, P, want_v, want_g);
+    if (want_g) {
+        const EndsIn ein = {P->es, P->N, P->ndt, want_v, P->diff, (Node **)P->dtaps, (Node **)P->part, P->E.names,
+                            P->s->arr[P->first_read].name, P->base, D, P->shc, P->shm, P->omin[0], P->omax[0]};
+        print_row_ends(xe.f, &ein);
+    }
+    char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+    char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe);
+    char *sbr = border_rows(P->s, P->es, &P->E, &P->rv, P->N, P->diff, P->ndt, (Node **)P->dtaps, (Node **)P->part, want_v,
+                            want_g, P->first_read, sbd);
+    char *rinit = NULL, *rsize = NULL, *sroll = NULL;
+    int rstate = 0;
+    if (want_g) {
+        char fn[240];
+        snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", P->base, kname, D);
+        char *smv = mval_call(P);
+        const RollIn rin = {P->s, P->es, &P->E, &P->rv, P->N, P->ndt, want_v, P->first_read, P->diff, P->reads, P->params,
+                            (Node **)P->dtaps, (Node **)P->part, fn, smv};
+        sroll = roll_body(&rin, rollhelp, &rinit, &rsize, &rstate);
+        free(smv);
+    }
+    char b2[200];
+    snprintf(b2, sizeof b2, "%s_%s", P->base, kname);
+    entry_begin(out, b2, kname, D);
+    print_quoted(out, sdoc); fprintf(out, ",\n");
+    entry_pieces(out, sargs, schk, sset);
+    fprintf(out, ",\n[[");
+    job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "",
+             rstate);
+    fprintf(out, "]])\n\n");
+    print_reduce_dist(out, P, b2, kname, want_g, sargs);
+    free(sbr); free(sxe); free(sroll); free(rinit); free(rsize);
+    free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
+}
+
+/* a reduction's entry points (value, and with differentiable arrays grad
+ * and value_grad) to OUT, its gather form to DUMP, its helpers (per-point
+ * and rolling rows' functions) to *HELPERS */
+static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *ru, char **helpers)
+{
+    RedPlan *P = malloc(sizeof *P);
+    if (!P) return gen_error(s->file, ru->line, "out of memory");
+    if (plan_reduce(s, ru, P)) { free(P); return -1; }
+    char *shelp = print_point_helpers(P);
+    dump_gather(dump, P);
+    Str rollhelp; /* the rolling rows' functions (C only), added to the helpers */
+    str_open(&rollhelp);
+    for (int kind = 0; kind < 3 && (kind == 0 || P->ndt > 0); ++kind) emit_reduce_kind(out, P, kind, rollhelp.f);
     char *srh = str_close(&rollhelp);
     Str all;
     str_open(&all);
@@ -1884,7 +1985,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
     *helpers = str_close(&all);
     free(shelp);
     free(srh);
-    free(sha); free(shc); free(shm); free(sdom); free(svoid);
+    plan_free(P);
+    free(P);
     return 0;
 }
 
