@@ -1404,12 +1404,14 @@ static char *helper_call_format(const Stencil *s, int N, const int *reads, const
  * run time, per point and tap.  In a row of at least end_min points the two
  * ends are apart, and the preimages of the point E from an end are known
  * when the kernel is generated, per mode: a range of points 0 + c or
- * st_n0 + c.  The fast ends print those sums outright (perf/NOTES.md
- * section 17: the general ends cost a tenth of the Tikhonov gradient's time
- * at 256^3). */
+ * st_n0 + c.  The fast ends print those sums outright, and an end point's
+ * value with its x reads clamped or wrapped when the kernel is generated
+ * (perf/NOTES.md section 17: the general ends cost a tenth of the Tikhonov
+ * gradient's time at 256^3, the mapped value helper 5-15% of a 3D value's). */
 typedef struct {
     const Stencil *es;
-    int N, ndt, want_v;
+    int N, ndt, want_v, want_g;
+    Node *value;          /* the reduction at a point */
     const int *diff;
     Node **dtaps, **part;  /* the differentiable taps and their partials */
     const char *const *names;
@@ -1422,9 +1424,24 @@ typedef struct {
 
 typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n0 : 0) + c, lo <= c <= hi */
 
-/* the rows' ends: st_ilo0 points at the left, st_n0 - st_ihi0 at the right */
-static long ends_left(const EndsIn *in) { long w = in->omax0 - in->omin0; return w > -in->omin0 ? w : -in->omin0; }
-static long ends_right(const EndsIn *in) { long w = in->omax0 - in->omin0; return w > in->omax0 ? w : in->omax0; }
+/* the rows' ends: st_ilo0 points at the left, st_n0 - st_ihi0 at the right
+ * (print_reduce_box; a value alone has no ends in valid mode) */
+static long ends_left(const EndsIn *in)
+{
+    long w = in->want_g ? in->omax0 - in->omin0 : 0;
+    return w > -in->omin0 ? w : -in->omin0;
+}
+static long ends_right(const EndsIn *in)
+{
+    long w = in->want_g ? in->omax0 - in->omin0 : 0;
+    return w > in->omax0 ? w : in->omax0;
+}
+/* whether the end point E has a value under MODE: every point but in valid
+ * mode, where the value's domain is [-omin0, st_n0 - omax0) */
+static int end_has_value(const EndsIn *in, int mode, int right, long e)
+{
+    return mode != 0 || (right ? e >= in->omax0 : e >= -in->omin0);
+}
 /* rows this long have ends whose preimages neither meet nor wrap into each other */
 static long end_min(const EndsIn *in)
 {
@@ -1456,9 +1473,7 @@ static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
 enum { END_RANGE_MAX = 8 };
 static int fast_ends_fit(const EndsIn *in)
 {
-    for (int t = 0; t < in->ndt; ++t)
-        if (labs(in->dtaps[t]->idx[0].c) >= END_RANGE_MAX) return 0;
-    return end_min(in) < 1000;
+    return labs(in->omin0) < END_RANGE_MAX && labs(in->omax0) < END_RANGE_MAX;
 }
 
 /* the gradient sums of end point E (left: i = E, right: i = st_n0-1-E)
@@ -1476,8 +1491,29 @@ static void end_sums(const EndsIn *in, int mode, int right, long e, Node **g)
     }
 }
 
-/* the fast ends under one mode: a branch per end point, its sums printed
- * with shared temporaries */
+/* what end point E (left: i = E, right: i = st_n0-1-E) adds under MODE:
+ * its value, its gradient sums; returns how many roots (formats in FM) */
+static int end_roots(const EndsIn *in, int mode, int right, long e, Node **roots, const char **fm, char (*fmbuf)[32])
+{
+    Node *g[MAXARR];
+    int nr = 0;
+    if (in->want_v && end_has_value(in, mode, right, e)) {
+        roots[nr] = ex_pin_x(in->value, mode, right, right ? -1 - e : e);
+        fm[nr++] = "st_acc += (double)%s;";
+    }
+    if (!in->want_g) return nr;
+    end_sums(in, mode, right, e, g);
+    for (int a = 0; a < in->N; ++a) {
+        if (!in->diff[a] || ex_is_num(g[a], 0)) continue;
+        snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_g%d += %%s;", a);
+        fm[nr] = fmbuf[nr];
+        roots[nr++] = ex_group_coef(g[a]);
+    }
+    return nr;
+}
+
+/* the fast ends under one mode: a branch per end point that adds anything,
+ * printed with shared temporaries */
 static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
 {
     static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
@@ -1486,19 +1522,13 @@ static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
     const char *sep = "            ";
     for (int right = 0; right < 2; ++right)
         for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) {
+            Node *roots[MAXARR + 1];
+            char fmbuf[MAXARR + 1][32];
+            const char *fm[MAXARR + 1];
+            const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
+            if (!nr) continue;
             if (right) fprintf(f, "%sif (i == st_n0 - %ld) {\n", sep, 1 + e);
             else fprintf(f, "%sif (i == %ld) {\n", sep, e);
-            Node *g[MAXARR], *roots[MAXARR];
-            char fmbuf[MAXARR][32];
-            const char *fm[MAXARR];
-            int nr = 0;
-            end_sums(in, mode, right, e, g);
-            for (int a = 0; a < in->N; ++a) {
-                if (!in->diff[a] || ex_is_num(g[a], 0)) continue;
-                snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_g%d += %%s;", a);
-                fm[nr] = fmbuf[nr];
-                roots[nr++] = ex_group_coef(g[a]);
-            }
             pr_c_block(f, &pc, roots, nr, fm, "                ");
             fprintf(f, "            }");
             sep = " else ";
@@ -1526,30 +1556,39 @@ static void print_general_ends(FILE *f, const EndsIn *in)
     }
 }
 
-/* The body of an end point i of an interior row: its value as on the border
- * (value_grad), its gradient from the fast ends in rows of end_min points,
- * else from the general ones. */
+/* the general end point's value: the mapped value helper inside the domain */
+static void print_general_value(FILE *f, const EndsIn *in)
+{
+    char call[400];
+    snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", in->base, in->dims, in->dims == 3 ? ", k" : "");
+    fprintf(f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)");
+    fprintf(f, in->shc, call);
+    fprintf(f, ");\n");
+}
+
+/* The body of an end point i of an interior row: its value (value,
+ * value_grad) and gradient (grad, value_grad), from the fast ends in rows
+ * of end_min points, else from the general ones. */
 static void print_row_ends(FILE *f, const EndsIn *in)
 {
+    const int fast = fast_ends_fit(in);
     fprintf(f, "{\n");
-    if (in->want_v) {
-        char call[400];
-        snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", in->base, in->dims, in->dims == 3 ? ", k" : "");
-        fprintf(f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)");
-        fprintf(f, in->shc, call);
-        fprintf(f, ");\n");
-    }
-    point_sums_open(f, in->es, in->first, in->N, in->diff);
-    if (fast_ends_fit(in)) {
+    if (in->want_g) point_sums_open(f, in->es, in->first, in->N, in->diff);
+    if (fast) {
+        Node *reads[MAXTAP + 1];
+        int nr = 0;
+        if (in->want_v) reads[nr++] = in->value;
+        for (int t = 0; t < in->ndt && in->want_g; ++t) reads[nr++] = in->part[t];
         fprintf(f, "            if (st_n0 >= %ld) {\n", end_min(in));
-        pr_row_pointers(f, in->es, in->part, in->ndt, in->names, "            ");
+        pr_row_pointers(f, in->es, reads, nr, in->names, "            ");
         fprintf(f, "            switch (st_mode) {\n");
         for (int mode = 1; mode <= 3; ++mode) print_fast_ends(f, in, mode % 3);
         fprintf(f, "            }\n            } else {\n");
     }
-    print_general_ends(f, in);
-    if (fast_ends_fit(in)) fprintf(f, "            }\n");
-    point_sums_store(f, in->N, in->diff, in->names);
+    if (in->want_v) print_general_value(f, in);
+    if (in->want_g) print_general_ends(f, in);
+    if (fast) fprintf(f, "            }\n");
+    if (in->want_g) point_sums_store(f, in->N, in->diff, in->names);
     fprintf(f, "        }\n");
 }
 
@@ -1931,9 +1970,9 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_reduce_box(box.f, P, want_g);
     print_reduce_interior(in.f, P, want_v, want_g);
     print_border_point(bd.f, P, want_v, want_g);
-    if (want_g) {
-        const EndsIn ein = {P->es, P->N, P->ndt, want_v, P->diff, (Node **)P->dtaps, (Node **)P->part, P->E.names,
-                            P->s->arr[P->first_read].name, P->base, D, P->shc, P->shm, P->omin[0], P->omax[0]};
+    {
+        const EndsIn ein = {P->es, P->N, P->ndt, want_v, want_g, P->rv.f, P->diff, (Node **)P->dtaps, (Node **)P->part,
+                            P->E.names, P->s->arr[P->first_read].name, P->base, D, P->shc, P->shm, P->omin[0], P->omax[0]};
         print_row_ends(xe.f, &ein);
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);

@@ -437,9 +437,10 @@ static double ref_local(const Reg *r, const Grid *G, int mode, const double *x, 
 /* Grids with more rows than the kernels' 256 row chunks and rows wider than
  * one 256-point strip, so that chunks hold several rows (the gradients'
  * rolling rows of partials are reused from row to row, across planes in 3D)
- * and rows hold several strips: gradient components (every row's ends and
- * strip seams, a quarter of the rest) against central differences of the
- * reference, every component in f32 against f64. */
+ * and rows hold several strips: the value against the reference, gradient
+ * components (every row's ends and strip seams, a quarter of the rest)
+ * against central differences of the reference, every component in f32
+ * against f64. */
 START_TEST(large_grids_gradient)
 {
     const Reg *r = &regs[_i / 9];
@@ -457,6 +458,12 @@ START_TEST(large_grids_gradient)
     double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *gf = dalloc(G.N), *xp = dalloc(G.N);
     dfill(x, G.N, &rg, r->xlo, r->xhi);
     dfill(m, G.N, &rg, 0.5, 2);
+    /* the value too: on these grids every row's ends take the fast ends'
+     * code (rows of at least end_min points), in 3D as well */
+    double v = NAN, want = ref_value(r, &G, mode, x, m);
+    CK_OK(call(r, 0, 0, &G, mode, x, m, &v, 0, 0, NULL));
+    ck_assert_msg(reldiff(v, want, 1e-300) < 1e-12, "%s %dD %s value on %zux%zux%zu: %.17g vs reference %.17g", r->name, D,
+                  mname(mode), G.n[0], G.n[1], G.n[2], v, want);
     dnan(g, G.N);
     CK_OK(call(r, 0, 1, &G, mode, x, m, NULL, 1, 0, g));
     double gmax = 0;
