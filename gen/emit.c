@@ -1379,16 +1379,16 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
 }
 
 /* The format of a call of a per-point helper: "%s" for the point's indices
- * (with the helper's name before them), then the extents, MODE (the
- * boundary mode's text, itself "%s" when the caller supplies it), and the
- * arrays (of the N user arrays) and parameters the reduction reads. */
-static char *helper_call_format(const Stencil *s, int N, const int *reads, const int *params, const char *mode)
+ * (with the helper's name before them), then the extents, the boundary
+ * mode, and the arrays (of the N user arrays) and parameters the reduction
+ * reads. */
+static char *helper_call_format(const Stencil *s, int N, const int *reads, const int *params)
 {
     Str c;
     str_open(&c);
     fprintf(c.f, "%%s");
     for (int d = 0; d < s->dims; ++d) fprintf(c.f, ", st_n%d", d);
-    fprintf(c.f, ", %s", mode);
+    fprintf(c.f, ", st_mode");
     for (int a = 0; a < N; ++a)
         if (reads[a]) fprintf(c.f, ", %s", s->arr[a].name);
     for (int p = 0; p < s->nparam; ++p)
@@ -1418,7 +1418,7 @@ typedef struct {
     const char *first;    /* the array whose extent indexes a point */
     const char *base;     /* helper name: stenc_h_BASE_Dd_... */
     int dims;
-    const char *shc, *shm; /* helper call formats (helper_call_format) */
+    const char *shc;      /* the helpers' call format (helper_call_format) */
     long omin0, omax0;    /* the taps' x offsets */
 } EndsIn;
 
@@ -1605,7 +1605,7 @@ typedef struct {
     Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
     Node *gsum[MAXARR];      /* the gather form at interior points, per array */
     char base[160];
-    char *sha, *shc, *shm;   /* helpers' parameters; calls (helper_call_format) */
+    char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
     char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
 } RedPlan;
 
@@ -1679,8 +1679,7 @@ static void plan_texts(RedPlan *P)
     for (int p = 0; p < s->nparam; ++p)
         if (P->params[p]) fprintf(h.f, ", stn_real %s", s->param[p]);
     P->sha = str_close(&h);
-    P->shc = helper_call_format(s, P->N, P->reads, P->params, "st_mode");
-    P->shm = helper_call_format(s, P->N, P->reads, P->params, "%s");
+    P->shc = helper_call_format(s, P->N, P->reads, P->params);
     str_open(&v);
     for (int a = 0; a < P->N; ++a) if (P->reads[a]) fprintf(v.f, " (void)%s;", s->arr[a].name);
     for (int p = 0; p < s->nparam; ++p) if (P->params[p]) fprintf(v.f, " (void)%s;", s->param[p]);
@@ -1713,7 +1712,7 @@ static int plan_reduce(const Stencil *s, const Reduce *ru, RedPlan *P)
 
 static void plan_free(RedPlan *P)
 {
-    free(P->sha); free(P->shc); free(P->shm); free(P->svoid); free(P->sdom);
+    free(P->sha); free(P->shc); free(P->svoid); free(P->sdom);
 }
 
 /* a per-point helper NAME (mval, mpartT, xpartT): ROOT with taps printed by PC */
@@ -1972,7 +1971,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_border_point(bd.f, P, want_v, want_g);
     {
         const EndsIn ein = {P->es, P->N, P->ndt, want_v, want_g, P->rv.f, P->diff, (Node **)P->dtaps, (Node **)P->part,
-                            P->E.names, P->s->arr[P->first_read].name, P->base, D, P->shc, P->shm, P->omin[0], P->omax[0]};
+                            P->E.names, P->s->arr[P->first_read].name, P->base, D, P->shc, P->omin[0], P->omax[0]};
         print_row_ends(xe.f, &ein);
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
