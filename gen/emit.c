@@ -1568,7 +1568,7 @@ static void print_general_value(FILE *f, const EndsIn *in)
 
 /* The body of an end point i of an interior row: its value (value,
  * value_grad) and gradient (grad, value_grad), from the fast ends in rows
- * of end_min points, else from the general ones. */
+ * of end_min points (C backend), else from the general ones. */
 static void print_row_ends(FILE *f, const EndsIn *in)
 {
     const int fast = fast_ends_fit(in);
@@ -1579,11 +1579,13 @@ static void print_row_ends(FILE *f, const EndsIn *in)
         int nr = 0;
         if (in->want_v) reads[nr++] = in->value;
         for (int t = 0; t < in->ndt && in->want_g; ++t) reads[nr++] = in->part[t];
-        fprintf(f, "            if (st_n0 >= %ld) {\n", end_min(in));
+        /* C only: a CUDA thread's end point is no costlier than a border
+         * point, and the three modes' copies cost nvcc a third more time */
+        fprintf(f, "            stn_c_only([[if (st_n0 >= %ld) {\n", end_min(in));
         pr_row_pointers(f, in->es, reads, nr, in->names, "            ");
         fprintf(f, "            switch (st_mode) {\n");
         for (int mode = 1; mode <= 3; ++mode) print_fast_ends(f, in, mode % 3);
-        fprintf(f, "            }\n            } else {\n");
+        fprintf(f, "            }\n            } else ]]){\n");
     }
     if (in->want_v) print_general_value(f, in);
     if (in->want_g) print_general_ends(f, in);
