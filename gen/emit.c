@@ -1396,6 +1396,35 @@ static char *helper_call_format(const Stencil *s, int N, const int *reads, const
     return str_close(&c);
 }
 
+/* ---- a reduction's plan: what each of its entry points prints from ---- */
+typedef struct {
+    const Stencil *s, *es;   /* the stencil; es with the gradient arrays (E.s) */
+    Ext E;
+    const Reduce *ru;        /* as written (the docs show it) */
+    Reduce rv;               /* as evaluated: divisions by anything but a
+                              * number become reciprocals (hoisted) */
+    int D, N, first_read, ndt;
+    int reads[MAXARR], diff[MAXARR], params[MAXPARAM];
+    long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
+    Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
+    Node *gsum[MAXARR];      /* the gather form at interior points, per array */
+    char base[160];
+    char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
+    char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
+} RedPlan;
+
+/* the call of the mapped value helper at (i, j[, k]) */
+static char *mval_call(const RedPlan *P)
+{
+    char call[400];
+    snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", P->base, P->D, P->D == 3 ? ", k" : "");
+    Str m;
+    str_open(&m);
+    fprintf(m.f, P->shc, call);
+    fprintf(m.f, ")");
+    return str_close(&m);
+}
+
 /* ---- the x ends of interior rows ----
  * A point i of an interior row (y and z inside) with i < st_ilo0 or
  * i >= st_ihi0 sums each tap's partial over the points p whose tap, mapped
@@ -1409,17 +1438,8 @@ static char *helper_call_format(const Stencil *s, int N, const int *reads, const
  * (perf/NOTES.md section 17: the general ends cost a tenth of the Tikhonov
  * gradient's time at 256^3, the mapped value helper 5-15% of a 3D value's). */
 typedef struct {
-    const Stencil *es;
-    int N, ndt, want_v, want_g;
-    Node *value;          /* the reduction at a point */
-    const int *diff;
-    Node **dtaps, **part;  /* the differentiable taps and their partials */
-    const char *const *names;
-    const char *first;    /* the array whose extent indexes a point */
-    const char *base;     /* helper name: stenc_h_BASE_Dd_... */
-    int dims;
-    const char *shc;      /* the helpers' call format (helper_call_format) */
-    long omin0, omax0;    /* the taps' x offsets */
+    const RedPlan *P;
+    int want_v, want_g;
 } EndsIn;
 
 typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n0 : 0) + c, lo <= c <= hi */
@@ -1428,25 +1448,25 @@ typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n0 : 0) + 
  * (print_reduce_box; a value alone has no ends in valid mode) */
 static long ends_left(const EndsIn *in)
 {
-    long w = in->want_g ? in->omax0 - in->omin0 : 0;
-    return w > -in->omin0 ? w : -in->omin0;
+    long w = in->want_g ? in->P->omax[0] - in->P->omin[0] : 0;
+    return w > -in->P->omin[0] ? w : -in->P->omin[0];
 }
 static long ends_right(const EndsIn *in)
 {
-    long w = in->want_g ? in->omax0 - in->omin0 : 0;
-    return w > in->omax0 ? w : in->omax0;
+    long w = in->want_g ? in->P->omax[0] - in->P->omin[0] : 0;
+    return w > in->P->omax[0] ? w : in->P->omax[0];
 }
 /* whether the end point E has a value under MODE: every point but in valid
  * mode, where the value's domain is [-omin0, st_n0 - omax0) */
 static int end_has_value(const EndsIn *in, int mode, int right, long e)
 {
-    return mode != 0 || (right ? e >= in->omax0 : e >= -in->omin0);
+    return mode != 0 || (right ? e >= in->P->omax[0] : e >= -in->P->omin[0]);
 }
 /* rows this long have ends whose preimages neither meet nor wrap into each other */
 static long end_min(const EndsIn *in)
 {
     long e = ends_left(in) > ends_right(in) ? ends_left(in) : ends_right(in);
-    return 2 * (e + in->omax0 - in->omin0) + 2;
+    return 2 * (e + in->P->omax[0] - in->P->omin[0]) + 2;
 }
 
 static XPre xpre(int from_n, long lo, long hi) { XPre p = {from_n, lo, hi}; return p; }
@@ -1465,7 +1485,7 @@ static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
     }
     if (mode == 2) return xpre(c < 0, c, c); /* STENC_PERIODIC: i - ox, or wrapped from the other end */
     /* STENC_VALID */
-    return (right ? c < -in->omax0 : c >= -in->omin0) ? xpre(right, c, c) : none;
+    return (right ? c < -in->P->omax[0] : c >= -in->P->omin[0]) ? xpre(right, c, c) : none;
 }
 
 /* the fast ends print every preimage point's terms: not when a tap reaches
@@ -1473,7 +1493,7 @@ static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
 enum { END_RANGE_MAX = 8 };
 static int fast_ends_fit(const EndsIn *in)
 {
-    return labs(in->omin0) < END_RANGE_MAX && labs(in->omax0) < END_RANGE_MAX;
+    return labs(in->P->omin[0]) < END_RANGE_MAX && labs(in->P->omax[0]) < END_RANGE_MAX;
 }
 
 /* the gradient sums of end point E (left: i = E, right: i = st_n0-1-E)
@@ -1481,13 +1501,13 @@ static int fast_ends_fit(const EndsIn *in)
  * of the point (y and z shifted by the tap's offsets, x pinned) */
 static void end_sums(const EndsIn *in, int mode, int right, long e, Node **g)
 {
-    for (int a = 0; a < in->N; ++a) g[a] = ex_num(0);
-    for (int t = 0; t < in->ndt; ++t) {
-        const Node *tap = in->dtaps[t];
-        const long off[3] = {0, -tap->idx[1].c, in->dims == 3 ? -tap->idx[2].c : 0};
+    for (int a = 0; a < in->P->N; ++a) g[a] = ex_num(0);
+    for (int t = 0; t < in->P->ndt; ++t) {
+        const Node *tap = in->P->dtaps[t];
+        const long off[3] = {0, -tap->idx[1].c, in->P->D == 3 ? -tap->idx[2].c : 0};
         const XPre P = end_preimage(in, mode, right, e, tap->idx[0].c);
         for (long c = P.lo; c <= P.hi; ++c)
-            g[tap->ref] = ex_add(g[tap->ref], ex_pin_x(ex_shift(in->part[t], off), mode, P.from_n, c));
+            g[tap->ref] = ex_add(g[tap->ref], ex_pin_x(ex_shift(in->P->part[t], off), mode, P.from_n, c));
     }
 }
 
@@ -1498,13 +1518,13 @@ static int end_roots(const EndsIn *in, int mode, int right, long e, Node **roots
     Node *g[MAXARR];
     int nr = 0;
     if (in->want_v && end_has_value(in, mode, right, e)) {
-        roots[nr] = ex_pin_x(in->value, mode, right, right ? -1 - e : e);
+        roots[nr] = ex_pin_x(in->P->rv.f, mode, right, right ? -1 - e : e);
         fm[nr++] = "st_acc += (double)%s;";
     }
     if (!in->want_g) return nr;
     end_sums(in, mode, right, e, g);
-    for (int a = 0; a < in->N; ++a) {
-        if (!in->diff[a] || ex_is_num(g[a], 0)) continue;
+    for (int a = 0; a < in->P->N; ++a) {
+        if (!in->P->diff[a] || ex_is_num(g[a], 0)) continue;
         snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_g%d += %%s;", a);
         fm[nr] = fmbuf[nr];
         roots[nr++] = ex_group_coef(g[a]);
@@ -1517,7 +1537,7 @@ static int end_roots(const EndsIn *in, int mode, int right, long e, Node **roots
 static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
 {
     static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
-    const PrintCtx pc = {in->es, TAP_ROW, in->names, NULL};
+    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
     fprintf(f, "            %s:\n", label[mode]);
     const char *sep = "            ";
     for (int right = 0; right < 2; ++right)
@@ -1539,8 +1559,8 @@ static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
 /* the general ends: each tap's x-preimages from stenc_preimage */
 static void print_general_ends(FILE *f, const EndsIn *in)
 {
-    for (int t = 0; t < in->ndt; ++t) {
-        const Node *tap = in->dtaps[t];
+    for (int t = 0; t < in->P->ndt; ++t) {
+        const Node *tap = in->P->dtaps[t];
         fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0;\n"
                    "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
                    "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
@@ -1548,10 +1568,10 @@ static void print_general_ends(FILE *f, const EndsIn *in)
                 tap->idx[0].c, tap->ref);
         char call[400], jb[32], kb[32];
         snprintf(jb, sizeof jb, "j%+ld", -tap->idx[1].c);
-        snprintf(kb, sizeof kb, "k%+ld", in->dims == 3 ? -tap->idx[2].c : 0L);
-        snprintf(call, sizeof call, "stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](st_p0, %s%s%s", in->base, in->dims, t, jb,
-                 in->dims == 3 ? ", " : "", in->dims == 3 ? kb : "");
-        fprintf(f, in->shc, call);
+        snprintf(kb, sizeof kb, "k%+ld", in->P->D == 3 ? -tap->idx[2].c : 0L);
+        snprintf(call, sizeof call, "stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](st_p0, %s%s%s", in->P->base, in->P->D, t, jb,
+                 in->P->D == 3 ? ", " : "", in->P->D == 3 ? kb : "");
+        fprintf(f, in->P->shc, call);
         fprintf(f, ");\n            }\n");
     }
 }
@@ -1559,11 +1579,9 @@ static void print_general_ends(FILE *f, const EndsIn *in)
 /* the general end point's value: the mapped value helper inside the domain */
 static void print_general_value(FILE *f, const EndsIn *in)
 {
-    char call[400];
-    snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", in->base, in->dims, in->dims == 3 ? ", k" : "");
-    fprintf(f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)");
-    fprintf(f, in->shc, call);
-    fprintf(f, ");\n");
+    char *mv = mval_call(in->P);
+    fprintf(f, "            if (i >= st_dlo0 && i < st_dhi0)\n                st_acc += (double)%s;\n", mv);
+    free(mv);
 }
 
 /* The body of an end point i of an interior row: its value (value,
@@ -1573,16 +1591,16 @@ static void print_row_ends(FILE *f, const EndsIn *in)
 {
     const int fast = fast_ends_fit(in);
     fprintf(f, "{\n");
-    if (in->want_g) point_sums_open(f, in->es, in->first, in->N, in->diff);
+    if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
     if (fast) {
         Node *reads[MAXTAP + 1];
         int nr = 0;
-        if (in->want_v) reads[nr++] = in->value;
-        for (int t = 0; t < in->ndt && in->want_g; ++t) reads[nr++] = in->part[t];
+        if (in->want_v) reads[nr++] = in->P->rv.f;
+        for (int t = 0; t < in->P->ndt && in->want_g; ++t) reads[nr++] = in->P->part[t];
         /* C only: a CUDA thread's end point is no costlier than a border
          * point, and the three modes' copies cost nvcc a third more time */
         fprintf(f, "            stn_c_only([[if (st_n0 >= %ld) {\n", end_min(in));
-        pr_row_pointers(f, in->es, reads, nr, in->names, "            ");
+        pr_row_pointers(f, in->P->es, reads, nr, in->P->E.names, "            ");
         fprintf(f, "            switch (st_mode) {\n");
         for (int mode = 1; mode <= 3; ++mode) print_fast_ends(f, in, mode % 3);
         fprintf(f, "            }\n            } else ]]){\n");
@@ -1590,26 +1608,10 @@ static void print_row_ends(FILE *f, const EndsIn *in)
     if (in->want_v) print_general_value(f, in);
     if (in->want_g) print_general_ends(f, in);
     if (fast) fprintf(f, "            }\n");
-    if (in->want_g) point_sums_store(f, in->N, in->diff, in->names);
+    if (in->want_g) point_sums_store(f, in->P->N, in->P->diff, in->P->E.names);
     fprintf(f, "        }\n");
 }
 
-/* ---- a reduction's plan: what each of its entry points prints from ---- */
-typedef struct {
-    const Stencil *s, *es;   /* the stencil; es with the gradient arrays (E.s) */
-    Ext E;
-    const Reduce *ru;        /* as written (the docs show it) */
-    Reduce rv;               /* as evaluated: divisions by anything but a
-                              * number become reciprocals (hoisted) */
-    int D, N, first_read, ndt;
-    int reads[MAXARR], diff[MAXARR], params[MAXPARAM];
-    long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
-    Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
-    Node *gsum[MAXARR];      /* the gather form at interior points, per array */
-    char base[160];
-    char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
-    char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
-} RedPlan;
 
 /* the arrays and parameters the reduction reads, the first array read */
 static void plan_inputs(RedPlan *P)
@@ -1892,17 +1894,6 @@ static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int wan
     fprintf(f, "        }\n");
 }
 
-/* the call of the mapped value helper at (i, j[, k]) */
-static char *mval_call(const RedPlan *P)
-{
-    char call[400];
-    snprintf(call, sizeof call, "stenc_h_%s_%dd_mval_[[]]stn_sfx[[]](i, j%s", P->base, P->D, P->D == 3 ? ", k" : "");
-    Str m;
-    str_open(&m);
-    fprintf(m.f, P->shc, call);
-    fprintf(m.f, ")");
-    return str_close(&m);
-}
 
 /* the body of a border point: its value when inside the value domain, each
  * tap's partial over its preimages in every dimension */
@@ -1972,8 +1963,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_reduce_interior(in.f, P, want_v, want_g);
     print_border_point(bd.f, P, want_v, want_g);
     {
-        const EndsIn ein = {P->es, P->N, P->ndt, want_v, want_g, P->rv.f, P->diff, (Node **)P->dtaps, (Node **)P->part,
-                            P->E.names, P->s->arr[P->first_read].name, P->base, D, P->shc, P->omin[0], P->omax[0]};
+        const EndsIn ein = {P, want_v, want_g};
         print_row_ends(xe.f, &ein);
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
