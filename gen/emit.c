@@ -872,6 +872,7 @@ typedef struct {
     Node **dtaps, **part;
     const char *fn;      /* helper name prefix: stenc_h_BASE_KIND_Dd */
     const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
+    const char *vpoint;  /* a border point's value alone (want_v) */
 } RollIn;
 
 /* the inputs of the rolling rows' functions after their own: sizes, arrays
@@ -998,7 +999,7 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
 }
 
 /* the per-thread bookkeeping of the ring (ROLL_INIT) and its size (ROLL_SIZE) */
-static void print_roll_state(FILE *a, FILE *b, const Roll *R, int D, int state)
+static void print_roll_state(FILE *a, const Roll *R, int D, int state)
 {
     /* per thread: the chunk it ran last, then per plane slot the tile, plane
      * and row range in the ring; a chunk that does not follow the thread's
@@ -1011,8 +1012,13 @@ static void print_roll_state(FILE *a, FILE *b, const Roll *R, int D, int state)
     fprintf(a, "        st_rs[0] = st_c + 1;\n");
     if (D == 3) fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
     else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
-    if (D == 3) fprintf(b, "%ld + %ld * (st_ty + %d)", R->size0, R->size1, R->depth - 1);
-    else fprintf(b, "%ld", R->size0);
+}
+
+/* the ring's rows per thread (an expression of st_ty in 3D) */
+static void print_ring_size(FILE *f, const Roll *R, int D)
+{
+    if (D == 3) fprintf(f, "%ld + %ld * (st_ty + %d)", R->size0, R->size1, R->depth - 1);
+    else fprintf(f, "%ld", R->size0);
 }
 
 /* the first use that reads the same ring row as use u (same slot, same y/z
@@ -1200,12 +1206,211 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
     fprintf(f, "            }\n            }\n            }\n");
 }
 
+/* ---- border rows from a cache of R rows (C backend, rolling gradients) ----
+ * A border row (j or k within the footprint of an edge) sums each term over
+ * the R rows (p1, p2) whose mapped tap lands on (j, k) (stenc_preimage along
+ * y and z).  Those R rows are computed whole, with mapped reads, into a small
+ * per-thread cache that keeps them for the next border rows: a y tile's
+ * border rows at plane k and k + 1 share two of their three planes of R rows,
+ * the rows of a border plane share two of three rows.  The cache is direct
+ * mapped, entry (p1 mod CY, p2 mod CZ), tagged 1 + p1 + n1*p2 (0: empty): a
+ * collision only recomputes a row.  Without it each border point evaluated
+ * every tap's partial (a Laplacian a tap: 25% of the Tikhonov-Laplacian
+ * gradient's time at 256^3 went to 3% of its rows, perf/NOTES.md section 17
+ * item 4). */
+typedef struct { int cy, cz, ns, nd; } BCache;
+static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r); /* entries CY x CZ of NS slot rows; ND gradient rows */
+
+static BCache bcache_of(const Roll *R, const RollIn *in)
+{
+    BCache c = {R->depth + 1, in->s->dims == 3 ? R->nplane + 1 : 1, R->nslot, 0};
+    for (int a = 0; a < in->N; ++a) c.nd += in->diff[a] != 0;
+    return c;
+}
+
+/* the x reach of the slots' reads: [*lo, *hi] */
+static void slots_xreach(const Roll *R, long *lo, long *hi)
+{
+    *lo = *hi = 0;
+    for (int k = 0; k < R->nslot; ++k) {
+        Node *taps[MAXTAP];
+        int nt = ex_taps(R->slot[k].f, -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP; ++t) {
+            if (taps[t]->idx[0].kind != IK_VAR) continue;
+            long c = taps[t]->idx[0].c;
+            *lo = c < *lo ? c : *lo;
+            *hi = c > *hi ? c : *hi;
+        }
+    }
+}
+
+/* The function that returns R row (st_p1, st_p2) from the cache, computing
+ * it on a miss: every slot but the value's, x in [st_dlo0, st_dhi0), the
+ * y/z reads mapped (hoisted), the x reads direct where they are inside and
+ * mapped at the row's ends.  0 when an offset is too large to hoist. */
+static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache *c)
+{
+    static const char *vars[3] = {"i", "st_p1", "st_p2"};
+    Node *roots[MAXTAP];
+    char fmb[MAXTAP][48];
+    const char *fm[MAXTAP];
+    int nr = 0;
+    for (int k = 0; k < R->nslot; ++k) {
+        if (k == R->vslot) continue;
+        roots[nr] = R->slot[k].f;
+        snprintf(fmb[nr], sizeof fmb[nr], "st_we[%d * st_rw + i] = %%s;", k);
+        fm[nr] = fmb[nr];
+        ++nr;
+    }
+    Str h;
+    str_open(&h);
+    const int ok = pr_hoisted_yz(h.f, in->s, roots, nr, vars, "        ");
+    char *sh = str_close(&h);
+    if (!ok) { free(sh); return 0; }
+    ex_share_weights(roots, nr);
+    long xlo, xhi;
+    slots_xreach(R, &xlo, &xhi);
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE const stn_real *%s_bget_[[]]stn_sfx[[]](ptrdiff_t st_p1, ptrdiff_t st_p2", in->fn);
+    print_roll_inputs(f, in, IN_PARAMS);
+    fprintf(f, ", stn_real *st_bb, ptrdiff_t *st_bt, ptrdiff_t st_rw, int st_mode, ptrdiff_t st_dlo0, ptrdiff_t st_dhi0)\n{\n");
+    fprintf(f, "    const ptrdiff_t st_key = 1 + st_p1 + st_n1 * st_p2, st_e = stenc_imod(st_p1, %d) + %d * stenc_imod(st_p2, %d);\n",
+            c->cy, c->cy, c->cz);
+    fprintf(f, "    stn_real *stn_restrict st_we = st_bb + (size_t)st_e * (size_t)(%d * st_rw);\n", c->ns);
+    fprintf(f, "    if (st_bt[st_e] == st_key) return st_we;\n    st_bt[st_e] = st_key;\n    const int mode = st_mode; (void)mode;");
+    print_roll_input_setup(f, in);
+    fprintf(f, "%s", sh);
+    free(sh);
+    fprintf(f, "    const ptrdiff_t st_xa = stenc_iclamp(%ld, st_dlo0, st_dhi0), st_xb = stenc_iclamp(st_n0 - %ld, st_xa, st_dhi0);\n",
+            -xlo, xhi);
+    PrintCtx ph = {in->es, TAP_HOISTED_YZ, in->E->names, vars}, pm = {in->es, TAP_MAPPED, in->E->names, vars};
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
+    pr_c_block(f, &ph, roots, nr, fm, "        ");
+    fprintf(f, "    }\n    for (int st_h = 0; st_h < 2; ++st_h) {\n"
+               "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo0) : st_dlo0, st_eb = st_h ? st_dhi0 : st_xa;\n"
+               "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
+    pr_c_block(f, &pm, roots, nr, fm, "        ");
+    fprintf(f, "    }\n    }\n    return st_we;\n}\n]])\n");
+    return 1;
+}
+
+/* the terms of the uses with the y/z offsets of use U0 (the first such use),
+ * from the slot rows at st_we: x-interior [st_xa, st_xb) as one vector loop
+ * per use, the row's ends over their x-preimages */
+static void print_bgather_terms(FILE *f, const Roll *R, const RollIn *in, int u0)
+{
+    const int D = in->s->dims;
+    const Node *t0 = in->dtaps[R->use[u0].tap];
+    for (int u = u0; u < R->nuse; ++u) {
+        const Use *us = &R->use[u];
+        const Node *tp = in->dtaps[us->tap];
+        if (tp->idx[1].c != t0->idx[1].c || (D == 3 && tp->idx[2].c != t0->idx[2].c)) continue;
+        char term[96];
+        if (us->coef) snprintf(term, sizeof term, "%sst_c%d * st_we[%d * st_rw + ", us->neg ? "-" : "", u, us->slot);
+        else snprintf(term, sizeof term, "%sst_we[%d * st_rw + ", us->neg ? "-" : "", us->slot);
+        fprintf(f, "                #pragma omp simd\n"
+                   "                for (ptrdiff_t i = st_xa; i < st_xb; ++i) st_ga%d[i] += %si%+ld];\n",
+                tp->ref, term, -tp->idx[0].c);
+        fprintf(f, "                for (int st_h = 0; st_h < 2; ++st_h)\n"
+                   "                for (ptrdiff_t i = st_h ? st_xb : st_lo0; i < (st_h ? st_hi0 : st_xa); ++i) {\n"
+                   "                    ptrdiff_t st_a0, st_b0;\n"
+                   "                    stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
+                   "                    for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0) st_ga%d[i] += %sst_p0];\n"
+                   "                }\n", tp->idx[0].c, tp->ref, term);
+    }
+}
+
+/* The gradient of border row (j, k) as its own function (C only): the
+ * gradient rows st_ga<a> (after the cache) zeroed, per distinct y/z offset
+ * of the uses the R rows of its preimages from the cache and their terms,
+ * then the store */
+static void bgather_helper(FILE *f, const Roll *R, const RollIn *in, const BCache *c)
+{
+    const int D = in->s->dims, N = in->N;
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_border_[[]]stn_sfx[[]](ptrdiff_t j, ptrdiff_t k", in->fn);
+    print_roll_inputs(f, in, IN_PARAMS);
+    fprintf(f, ", stn_real *st_bb, ptrdiff_t *st_bt, ptrdiff_t st_rw, int st_mode");
+    for (int d = 0; d < D; ++d) fprintf(f, ", ptrdiff_t st_dlo%d, ptrdiff_t st_dhi%d", d, d);
+    fprintf(f, ", ptrdiff_t st_lo0, ptrdiff_t st_hi0, ptrdiff_t st_xa, ptrdiff_t st_xb, stn_real alpha, stn_real beta");
+    for (int a = 0; a < N; ++a)
+        if (in->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->E->names[N + a]);
+    fprintf(f, ")\n{\n    (void)k;");
+    print_roll_input_setup(f, in);
+    for (int a = 0, n = 0; a < N; ++a)
+        if (in->diff[a]) {
+            setup_strides(f, in->s, a, in->E->names[N + a]);
+            fprintf(f, "    stn_real *stn_restrict st_ga%d = st_bb + (size_t)%d * (size_t)st_rw;\n", a, c->cy * c->cz * c->ns + n++);
+            fprintf(f, "    for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) st_ga%d[i] = 0;\n", a);
+        }
+    print_roll_coefs(f, (Roll *)R, in);
+    for (int u = 0; u < R->nuse; ++u) {
+        const Node *tu = in->dtaps[R->use[u].tap];
+        int first = 1;
+        for (int v = 0; v < u && first; ++v) {
+            const Node *tv = in->dtaps[R->use[v].tap];
+            first = !(tv->idx[1].c == tu->idx[1].c && (D < 3 || tv->idx[2].c == tu->idx[2].c));
+        }
+        if (!first) continue;
+        fprintf(f, "    {\n        ptrdiff_t st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n"
+                   "        stenc_preimage(j, %ld, st_n1, st_dlo1, st_dhi1, st_mode, &st_a1, &st_b1);\n", tu->idx[1].c);
+        if (D == 3)
+            fprintf(f, "        stenc_preimage(k, %ld, st_n2, st_dlo2, st_dhi2, st_mode, &st_a2, &st_b2);\n", tu->idx[2].c);
+        fprintf(f, "        for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
+                   "        for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1) {\n"
+                   "                const stn_real *stn_restrict st_we = %s_bget_[[]]stn_sfx[[]](st_p1, st_p2", in->fn);
+        print_roll_inputs(f, in, IN_ARGS);
+        fprintf(f, ", st_bb, st_bt, st_rw, st_mode, st_dlo0, st_dhi0);\n");
+        print_bgather_terms(f, R, in, u);
+        fprintf(f, "        }\n    }\n");
+    }
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {\n        ");
+    point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+    fprintf(f, "\n");
+    for (int a = 0; a < N; ++a)
+        if (in->diff[a]) fprintf(f, "        { const stn_real st_gv = st_ga%d[i]; stn_gstore(%s, st_q) }\n", a, in->E->names[N + a]);
+    fprintf(f, "    }\n}\n]])\n");
+}
+
+/* The border row (BORDER_ROW of stn_job) of a rolling gradient: its value
+ * as the plain border rows compute it (mapped value at the x ends, vector
+ * strips between), its gradient by the cached gather; NULL when the cache's
+ * rows cannot be printed (an offset too large to hoist).  The cache and its
+ * tags follow the ring and its bookkeeping in the per-thread buffers:
+ * RING (the ring's rows, an expression) and TAG0 (the first tag). */
+static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char *ring, int tag0)
+{
+    const int D = in->s->dims, N = in->N;
+    const BCache c = bcache_of(R, in);
+    if (!bcache_helper(help, R, in, &c)) return NULL;
+    bgather_helper(help, R, in, &c);
+    Str b;
+    str_open(&b);
+    FILE *f = b.f;
+    fprintf(f, "{\n            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n");
+    if (in->want_v)
+        fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
+                   "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
+                   "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n", in->vpoint);
+    if (in->want_v) print_border_value(f, in->s, in->es, in->E, in->r);
+    if (in->want_v)
+        fprintf(f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n", in->vpoint);
+    fprintf(f, "            %s_border_[[]]stn_sfx[[]](j, %s", in->fn, D == 3 ? "k" : "0");
+    print_roll_inputs(f, in, IN_ARGS);
+    fprintf(f, ", st_ring + (size_t)stenc_omp_thread() * st_rper + (size_t)(%s) * (size_t)st_rw, st_rs + %d, st_rw, st_mode", ring, tag0);
+    for (int d = 0; d < D; ++d) fprintf(f, ", st_dlo%d, st_dhi%d", d, d);
+    fprintf(f, ", st_lo0, st_hi0, st_xa, st_xb, alpha, beta");
+    for (int a = 0; a < N; ++a)
+        if (in->diff[a]) fprintf(f, ", %s", in->E->names[N + a]);
+    fprintf(f, ");\n        }\n");
+    return str_close(&b);
+}
+
 /* The interior of an interior row with rolling partial rows, or NULL (the
  * direct gather is used) when the partials are cheap.  *init gets the
  * per-chunk state, *size the per-thread ring size in rows, *state the
  * per-thread bookkeeping size; the row functions go to help. */
-static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state)
+static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state, char **border)
 {
+    *border = NULL;
     const Stencil *s = in->s;
     const int D = s->dims, ndt = in->ndt;
     int any = 0;
@@ -1235,8 +1440,18 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
      * row, and two threads' entries on one line cost a quarter of the time */
-    *state = (1 + 4 * R.nplane + 7) / 8 * 8;
-    print_roll_state(a.f, b.f, &R, D, *state);
+    Str rs;
+    str_open(&rs);
+    print_ring_size(rs.f, &R, D);
+    char *ring = str_close(&rs);
+    const int tag0 = 1 + 4 * R.nplane;
+    *border = roll_border(help, &R, in, ring, tag0);
+    const BCache bc = bcache_of(&R, in);
+    *state = (tag0 + (*border ? bc.cy * bc.cz : 0) + 7) / 8 * 8;
+    print_roll_state(a.f, &R, D, *state);
+    if (*border) fprintf(b.f, "%s + %d", ring, bc.cy * bc.cz * bc.ns + bc.nd);
+    else fprintf(b.f, "%s", ring);
+    free(ring);
     FILE *f = c.f;
     fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
     /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
@@ -1294,6 +1509,31 @@ static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
     return rc;
 }
 
+/* The value of a border row's x-interior strip [st_i0, st_i0 + st_len):
+ * mapped y/z reads (hoisted out of the x loop when possible), direct x */
+static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r)
+{
+    static const char *vars_q[3] = {"i", "j", "k"};
+    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q};
+    Node *root = r->f;
+    Str h; /* the value's mapped y/z rows, hoisted out of its x loop when possible */
+    str_open(&h);
+    const int hq = pr_hoisted_yz(h.f, s, &root, 1, vars_q, "                    ");
+    char *sh = str_close(&h);
+    if (hq) { fprintf(f, "                {\n%s", sh); pq.tapmode = TAP_HOISTED_YZ; }
+    free(sh);
+    fprintf(f, "                if (j >= st_dlo1 && j < st_dhi1%s) {\n"
+               "                    stn_real st_vb[256];\n"
+               "                    #pragma omp simd\n"
+               "                    for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
+               "                        const ptrdiff_t i = st_i0 + st_ii, st_vi = st_ii;\n",
+            s->dims == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
+    const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+    pr_c_block(f, &pq, &root, 1, fm, "                        ");
+    fprintf(f, "                    }\n                    stn_vsum(st_len)\n                }\n");
+    if (hq) fprintf(f, "                }\n");
+}
+
 /* Border rows (rows whose y/z position is within the footprint of an edge):
  * their points in the x-interior have single x-preimages and direct x reads,
  * so each tap's contribution is a vectorisable x loop over strips, with the
@@ -1303,9 +1543,8 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                          Node **dtaps, Node **part, int want_v, int want_g, int first_read, const char *border)
 {
     int D = s->dims;
-    static const char *vars_q[3] = {"i", "j", "k"};
     static const char *vars_p[3] = {"i", "st_p1", "st_p2"};
-    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q}, pp = {es, TAP_MAPPED_YZ, E->names, vars_p};
+    PrintCtx pp = {es, TAP_MAPPED_YZ, E->names, vars_p};
     Str b;
     str_open(&b);
     fprintf(b.f, "{\n            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n"
@@ -1313,27 +1552,7 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                  "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
                  "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n",
             border);
-    PrintCtx pqh = pq;
-    int hq = 0;
-    if (want_v) {
-        Node *root = r->f;
-        Str h; /* the value's mapped y/z rows, hoisted out of its x loop when possible */
-        str_open(&h);
-        hq = pr_hoisted_yz(h.f, s, &root, 1, vars_q, "                    ");
-        char *sh = str_close(&h);
-        if (hq) { fprintf(b.f, "                {\n%s", sh); pqh.tapmode = TAP_HOISTED_YZ; }
-        free(sh);
-        fprintf(b.f, "                if (j >= st_dlo1 && j < st_dhi1%s) {\n"
-                     "                    stn_real st_vb[256];\n"
-                     "                    #pragma omp simd\n"
-                     "                    for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
-                     "                        const ptrdiff_t i = st_i0 + st_ii, st_vi = st_ii;\n",
-                D == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
-        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
-        pr_c_block(b.f, &pqh, &root, 1, fm, "                        ");
-        fprintf(b.f, "                    }\n                    stn_vsum(st_len)\n                }\n");
-        if (hq) fprintf(b.f, "                }\n");
-    }
+    if (want_v) print_border_value(b.f, s, es, E, r);
     if (want_g) {
         for (int a = 0; a < N; ++a)
             if (diff[a])
@@ -1970,17 +2189,25 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe);
     char *sbr = border_rows(P->s, P->es, &P->E, &P->rv, P->N, P->diff, P->ndt, (Node **)P->dtaps, (Node **)P->part, want_v,
                             want_g, P->first_read, sbd);
-    char *rinit = NULL, *rsize = NULL, *sroll = NULL;
+    char *rinit = NULL, *rsize = NULL, *sroll = NULL, *srb = NULL;
     int rstate = 0;
     if (want_g) {
         char fn[240];
         snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", P->base, kname, D);
-        char *smv = mval_call(P);
+        char *smv = mval_call(P), *svp = NULL;
+        if (want_v) {
+            Str vp;
+            str_open(&vp);
+            print_border_point(vp.f, P, 1, 0);
+            svp = str_close(&vp);
+        }
         const RollIn rin = {P->s, P->es, &P->E, &P->rv, P->N, P->ndt, want_v, P->first_read, P->diff, P->reads, P->params,
-                            (Node **)P->dtaps, (Node **)P->part, fn, smv};
-        sroll = roll_body(&rin, rollhelp, &rinit, &rsize, &rstate);
+                            (Node **)P->dtaps, (Node **)P->part, fn, smv, svp};
+        sroll = roll_body(&rin, rollhelp, &rinit, &rsize, &rstate, &srb);
         free(smv);
+        free(svp);
     }
+    if (srb) { free(sbr); sbr = srb; }
     char b2[200];
     snprintf(b2, sizeof b2, "%s_%s", P->base, kname);
     entry_begin(out, b2, kname, D);
