@@ -863,7 +863,9 @@ static void print_ring_row(FILE *f, const Roll *R, int k, const char *jq, const 
 }
 
 /* what the rolling rows print from: the reduction and its entry */
+struct RedPlan;
 typedef struct {
+    const struct RedPlan *P; /* the reduction's plan (the row ends' preimages) */
     const Stencil *s, *es;
     const Ext *E;
     const Reduce *r;
@@ -1159,6 +1161,8 @@ static void roll_gather_call(FILE *f, const RollIn *in, int vg)
     fprintf(f, "%s);\n", in->want_v && !vg ? ", st_vb" : "");
 }
 
+static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in);
+
 /* The row's x ends, [st_lo0, st_ia) and [st_ib, st_hi0), gathered from the
  * ring like the interior: each term over the R points whose mapped tap lands
  * on i (stenc_preimage along x; y and z are inside), one preimage per
@@ -1170,9 +1174,10 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
     const int N = in->N;
     fprintf(f, "            {\n");
     print_roll_rows(f, R, in);
-    fprintf(f, "            for (int st_h = 0; st_h < 2; ++st_h) {\n"
+    const int fast = print_roll_fast_ends(f, R, in);
+    fprintf(f, "            %sfor (int st_h = 0; st_h < 2; ++st_h) {\n"
                "            const ptrdiff_t st_ea = st_h ? st_ib : st_lo0, st_eb = st_h ? st_hi0 : st_ia;\n"
-               "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ");
+               "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ", fast ? "{\n            " : "");
     point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
     fprintf(f, "\n");
     if (in->want_v && R->vslot >= 0) {
@@ -1203,7 +1208,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
         }
         fprintf(f, "                stn_gstore(%s, st_q)\n                }\n", in->E->names[N + arr]);
     }
-    fprintf(f, "            }\n            }\n            }\n");
+    fprintf(f, "            }\n            }\n%s            }\n", fast ? "            }\n" : "");
 }
 
 /* ---- border rows from a cache of R rows (C backend, rolling gradients) ----
@@ -1616,7 +1621,7 @@ static char *helper_call_format(const Stencil *s, int N, const int *reads, const
 }
 
 /* ---- a reduction's plan: what each of its entry points prints from ---- */
-typedef struct {
+typedef struct RedPlan {
     const Stencil *s, *es;   /* the stencil; es with the gradient arrays (E.s) */
     Ext E;
     const Reduce *ru;        /* as written (the docs show it) */
@@ -1831,6 +1836,60 @@ static void print_row_ends(FILE *f, const EndsIn *in)
     fprintf(f, "        }\n");
 }
 
+
+/* The x ends of a rolling gradient's interior row from the ring, with the
+ * preimages known at generation time (as the fast ends above): per mode
+ * (st_mode is a constant in each mode's loop copy) and end point, the sum
+ * of its ring terms; prints "if (rows of end_min points) { ... } else " and
+ * returns 1, or 0 when a tap reaches too far along x. */
+static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
+{
+    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
+    const EndsIn ein = {in->P, in->want_v, 1};
+    if (!fast_ends_fit(&ein)) return 0;
+    const long nl = ends_left(&ein), nrt = ends_right(&ein);
+    fprintf(f, "            if (st_n0 >= %ld && st_lo0 == 0 && st_ia == %ld && st_ib == st_n0 - %ld && st_hi0 == st_n0) {\n"
+               "            switch (st_mode) {\n", end_min(&ein), nl, nrt);
+    for (int m = 1; m <= 3; ++m) {
+        const int mode = m % 3;
+        fprintf(f, "            %s:\n", label[mode]);
+        for (int right = 0; right < 2; ++right)
+            for (long e = 0; e < (right ? nrt : nl); ++e) {
+                fprintf(f, "            {\n                const ptrdiff_t i = %s%ld;\n                ", right ? "st_n0 - " : "",
+                        right ? 1 + e : e);
+                point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+                fprintf(f, "\n");
+                if (in->want_v && end_has_value(&ein, mode, right, e)) {
+                    if (R->vslot >= 0) {
+                        fprintf(f, "                st_acc += (double)(");
+                        print_ring_row(f, R, R->vslot, "j", in->s->dims == 3 ? "k" : "0");
+                        fprintf(f, ")[i];\n");
+                    } else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
+                }
+                for (int a = 0; a < in->N; ++a) {
+                    if (!in->diff[a]) continue;
+                    fprintf(f, "                { stn_real st_gv = 0;");
+                    for (int u = 0; u < R->nuse; ++u) {
+                        const Use *us = &R->use[u];
+                        const Node *tp = in->dtaps[us->tap];
+                        if (tp->ref != a) continue;
+                        const XPre pre = end_preimage(&ein, mode, right, e, tp->idx[0].c);
+                        for (long c = pre.lo; c <= pre.hi; ++c) {
+                            fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
+                            if (us->coef) fprintf(f, "st_c%d * ", u);
+                            if (pre.from_n) fprintf(f, "st_r%d[st_n0 - %ld];", roll_row_of(R, in, u), -c);
+                            else fprintf(f, "st_r%d[%ld];", roll_row_of(R, in, u), c);
+                        }
+                    }
+                    fprintf(f, " stn_gstore(%s, st_q) }\n", in->E->names[in->N + a]);
+                }
+                fprintf(f, "            }\n");
+            }
+        fprintf(f, "            break;\n");
+    }
+    fprintf(f, "            }\n            } else ");
+    return 1;
+}
 
 /* the arrays and parameters the reduction reads, the first array read */
 static void plan_inputs(RedPlan *P)
@@ -2201,7 +2260,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
             print_border_point(vp.f, P, 1, 0);
             svp = str_close(&vp);
         }
-        const RollIn rin = {P->s, P->es, &P->E, &P->rv, P->N, P->ndt, want_v, P->first_read, P->diff, P->reads, P->params,
+        const RollIn rin = {P, P->s, P->es, &P->E, &P->rv, P->N, P->ndt, want_v, P->first_read, P->diff, P->reads, P->params,
                             (Node **)P->dtaps, (Node **)P->part, fn, smv, svp};
         sroll = roll_body(&rin, rollhelp, &rinit, &rsize, &rstate, &srb);
         free(smv);
