@@ -107,12 +107,22 @@ m4_divert(0)m4_undivert(1)m4_undivert(2)stn_entry_pop]])
 # parameters that its interior does not read)
 m4_define([[stn_voids]], [[m4_ifelse([[$1]], [[]], [[]], [[ (void)$1;stn_voids(m4_shift($@))]])]])
 
-# value of one point (st_v) into the strip buffer; the strip's sum in double
+# value of one point (st_v) into the strip buffer; the strip's sum added to st_acc
 m4_define([[stn_vacc]], [[st_vb[st_vi] = st_v;]])
-# stn_vsum(N[, OFF]): the strip's N values, from st_vb[OFF] when given
+# stn_vsum(N[, OFF]): the strip's N values, from st_vb[OFF] when given, in
+# pieces of STENC_VSTRIP summed in the kernel's precision (in vector
+# registers) and added in double: for f32 the interiors' float strips
+# (docs/language.md, "Accuracy of values").  A float-to-double conversion
+# per value and one chain of double adds cost the 3D Tikhonov-Laplacian's
+# value_grad a fifth of its time (perf/NOTES.md section 18)
 m4_define([[stn_vsum]], [[{ double st_sacc = 0;
-            #pragma omp simd reduction(+:st_sacc)
-            for (ptrdiff_t st_vi = 0; st_vi < $1; ++st_vi) st_sacc += (double)st_vb[m4_ifelse([[$2]], [[]], [[]], [[$2 + ]])st_vi];
+            for (ptrdiff_t st_v0 = 0; st_v0 < $1; st_v0 += STENC_VSTRIP) {
+            const ptrdiff_t st_v1 = $1 - st_v0 < STENC_VSTRIP ? $1 : st_v0 + STENC_VSTRIP;
+            stn_real st_fs = 0;
+            #pragma omp simd reduction(+:st_fs)
+            for (ptrdiff_t st_vi = st_v0; st_vi < st_v1; ++st_vi) st_fs += st_vb[m4_ifelse([[$2]], [[]], [[]], [[$2 + ]])st_vi];
+            st_sacc += (double)st_fs;
+            }
             st_acc += st_sacc; }]])
 
 # gradient store: G = alpha*g when beta == 0 (G is not read), else beta*G + alpha*g

@@ -567,6 +567,23 @@ START_TEST(float_value_accuracy)
     double sd3 = 0;
     for (size_t q = 0; q < nx * 3 * (ny / 3); ++q) sd3 += (double)(x[q] * x[q]);
     ck_assert_msg(fabs(vg - sd3) / sd3 <= 1.9e-6, "3D value_grad float strips: %.3g", fabs(vg - sd3) / sd3);
+    /* the rolling gradients sum their strips' values the same way: against
+     * the f64 value of the same data, the strips' bound plus the point
+     * values' own float rounding (a few ulps, 5e-7) */
+    double *xd = malloc(N * sizeof *xd);
+    ck_assert_ptr_nonnull(xd);
+    for (size_t q = 0; q < N; ++q) xd[q] = (double)x[q];
+    const size_t nz = ny / 7;
+    double vl = 0, vt = 0, dl = 0, dt = 0;
+    CK_OK(stenc_tikhonov_laplace_value_grad_3d_f32(nx, 7, nz, STENC_NEUMANN, x, 1.f, 1.f, 1.f, &vl, 1, 0, g));
+    CK_OK(stenc_tikhonov_laplace_value_3d_f64(nx, 7, nz, STENC_NEUMANN, xd, 1., 1., 1., &dl));
+    CK_OK(stenc_tv_value_grad_3d_f32(nx, 7, nz, STENC_NEUMANN, x, 1.f, 1.f, 1.f, 1e-3f, &vt, 1, 0, g));
+    CK_OK(stenc_tv_value_3d_f64(nx, 7, nz, STENC_NEUMANN, xd, 1., 1., 1., 1e-3, &dt));
+    ck_assert_msg(fabs(vl - dl) / dl <= 2.4e-6, "Laplacian value_grad f32: %.3g from f64", fabs(vl - dl) / dl);
+    ck_assert_msg(fabs(vt - dt) / dt <= 2.4e-6, "TV value_grad f32: %.3g from f64", fabs(vt - dt) / dt);
+    printf("float_value_accuracy: rolling value_grad f32 from f64: Laplacian %.2e, TV %.2e\n", fabs(vl - dl) / dl,
+           fabs(vt - dt) / dt);
+    free(xd);
     free(g);
     free(x);
 }
