@@ -1098,34 +1098,53 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
 
 /* the gather of one strip: G[q] = sum of the terms that reach q; the
  * coefficients (free of taps) are st_c<use> (print_roll_coefs) */
+/* one gather loop over i in [LO, HI), or with TAIL over the strip's last
+ * whole vector [st_ie - st_vl, st_ie); STORE: stn_gstore0 (beta == 0) or
+ * stn_gstore */
+static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, const char *lo, const char *hi, int tail,
+                              const char *store)
+{
+    const int N = in->N;
+    if (tail) fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
+                         "                const ptrdiff_t i = st_ie - st_vl + st_u;\n");
+    else fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t i = %s; i < %s; ++i) {\n", lo, hi);
+    fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
+    point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+    fprintf(f, "\n");
+    if (in->want_v && !vg) { /* the value at the point itself, from x */
+        PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
+        Node *root = in->r->f;
+        const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+        pr_c_block(f, &pcd, &root, 1, fm, "                ");
+    }
+    for (int arr = 0; arr < N; ++arr) {
+        if (!in->diff[arr]) continue;
+        fprintf(f, "                {");
+        print_gather_sum(f, R, in, arr);
+        fprintf(f, " %s(%s, st_q) }\n", store, in->E->names[N + arr]);
+    }
+    fprintf(f, "            }\n");
+}
+
+/* The gather of the strip [st_i0, st_ie), twice, for beta == 0 (G not read)
+ * and beta != 0: left to itself GCC if-converts the store's select into a
+ * masked load of G, a read stream for a line that is only written (section
+ * 7).  With beta == 0 every store (G, the value buffer) can run twice with
+ * the same value, so the strip's last partial vector is its last whole
+ * vector again instead of GCC's scalar epilogue (up to 15 points with
+ * AVX-512: perf/NOTES.md section 18). */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
-    const Stencil *s = in->s;
-    const int N = in->N;
     print_roll_rows(f, R, in);
-    /* the loop twice, for beta == 0 (G not read) and beta != 0: left to
-     * itself GCC if-converts the store's select into a masked load of G,
-     * a read stream for a line that is only written (section 7) */
-    for (int pass = 0; pass < 2; ++pass) {
-        fprintf(f, "            %s\n", pass ? "else {" : "if (beta == 0) {");
-        fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t i = st_i0; i < st_ie; ++i) {\n");
-        fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
-        point_index(f, in->es, s->arr[in->first_read].name, "st_q");
-        fprintf(f, "\n");
-        if (in->want_v && !vg) { /* the value at the point itself, from x */
-            PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
-            Node *root = in->r->f;
-            const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
-            pr_c_block(f, &pcd, &root, 1, fm, "                ");
-        }
-        for (int arr = 0; arr < N; ++arr) {
-            if (!in->diff[arr]) continue;
-            fprintf(f, "                {");
-            print_gather_sum(f, R, in, arr);
-            fprintf(f, " %s(%s, st_q) }\n", pass ? "stn_gstore" : "stn_gstore0", in->E->names[N + arr]);
-        }
-        fprintf(f, "            }\n            }\n");
-    }
+    fprintf(f, "            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
+               "            const ptrdiff_t st_xm = st_ie - st_i0 >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;\n"
+               "            if (beta == 0) {\n");
+    print_gather_loop(f, R, in, vg, "st_i0", "st_xm", 0, "stn_gstore0");
+    fprintf(f, "            if (st_xm < st_ie) {\n");
+    print_gather_loop(f, R, in, vg, NULL, NULL, 1, "stn_gstore0");
+    fprintf(f, "            }\n            }\n            else {\n");
+    print_gather_loop(f, R, in, vg, "st_i0", "st_ie", 0, "stn_gstore");
+    fprintf(f, "            }\n");
 }
 
 /* The gather of a strip as its own function (C only, not inlined), for the

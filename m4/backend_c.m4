@@ -175,10 +175,32 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
 ]])    }
 ]])
 
+# stn_vstrips_tail(INTERIOR): a float value-only interior in strips of
+# STENC_VSTRIP, each strip's last partial vector as the strip's last whole
+# vector again, its lanes before the partial one adding 0: GCC's scalar
+# epilogue (up to 15 points with AVX-512, each a dependent add after a
+# square root) took a fifth of the 3D TV value's time at 256^3
+# (perf/NOTES.md section 18).  Only where the interior stores nothing: a
+# store with beta != 0 must not run twice
+m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
+            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
+            const ptrdiff_t st_xm = st_ie - st_ia >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;
+            float st_fs = 0;
+m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
+            for (ptrdiff_t i = st_i0; i < st_xm; ++i) { $1 }
+m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fs += i >= st_xm ? st_v : 0;]])            if (st_xm < st_ie) {
+            #pragma omp simd reduction(+:st_fs)
+            for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) { const ptrdiff_t i = st_ie - st_vl + st_u; $1 }
+            }
+m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
+            }
+]])
+
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
 # into st_acc (in strips, see below); BETA = 1: unswitched on beta
-m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1$3]]stn_sfx, 10f32, [[stn_vstrips_tail([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
