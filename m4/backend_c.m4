@@ -133,8 +133,11 @@ m4_define([[stn_gstore0]], [[$1[$2] = alpha*st_gv;]])
 # beta == 0 and for beta != 0.  Left to itself, GCC if-converts the store's
 # select into a masked load of G in every iteration, and the masked load of
 # a line that is only written costs a read stream (perf/NOTES.md section 7)
+# In the beta == 0 copy every store writes a value that does not depend on
+# what G held, so a loop may write a point twice (stn_tailok is 1 there).
+m4_define([[stn_tailok]], 0)
 m4_define([[stn_unswitch]], [[m4_ifelse([[$1]], 1, [[            if (beta == 0) {
-m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore0]]))$2[[]]m4_popdef([[stn_gstore]])            } else {
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore0]]))m4_pushdef([[stn_tailok]], 1)$2[[]]m4_popdef([[stn_tailok]])m4_popdef([[stn_gstore]])            } else {
 $2[[]]            }
 ]], [[$2]])]])
 
@@ -180,8 +183,8 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
 # vector again, its lanes before the partial one adding 0: GCC's scalar
 # epilogue (up to 15 points with AVX-512, each a dependent add after a
 # square root) took a fifth of the 3D TV value's time at 256^3
-# (perf/NOTES.md section 18).  Only where the interior stores nothing: a
-# store with beta != 0 must not run twice
+# (perf/NOTES.md section 18).  Only where stn_tail_here allows it: a store
+# with beta != 0 must not run twice
 m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
@@ -197,10 +200,17 @@ m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
 ]])
 
+# stn_tail_here(ACC, BETA): 1 where an interior loop may run its last
+# partial vector as its last whole vector again: value-only loops (they
+# store nothing) and the beta == 0 copy of loops that also store a
+# gradient.  Never the array kernels (an adjoint adds into its arrays).
+# Used by the float value strips; a gradient-only loop's scalar epilogue
+# measured no cost (Tikhonov gradient 3D, 0.97-1.05 with the tail, section 18)
+m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1, 0)]])
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
 # into st_acc (in strips, see below); BETA = 1: unswitched on beta
-m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1$3]]stn_sfx, 10f32, [[stn_vstrips_tail([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[stn_vstrips_tail([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
