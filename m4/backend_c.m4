@@ -178,25 +178,36 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
 ]])    }
 ]])
 
-# stn_vstrips_tail(INTERIOR): a float value-only interior in strips of
-# STENC_VSTRIP, each strip's last partial vector as the strip's last whole
-# vector again, its lanes before the partial one adding 0: GCC's scalar
-# epilogue (up to 15 points with AVX-512, each a dependent add after a
-# square root) took a fifth of the 3D TV value's time at 256^3
-# (perf/NOTES.md section 18).  Only where stn_tail_here allows it: a store
-# with beta != 0 must not run twice
+# stn_vstrips_tail(INTERIOR): a float interior (value, or value_grad's
+# beta == 0 copy) in strips of STENC_VSTRIP, summed per vector lane: lane w
+# of the strip adds its points in float (st_fl), the strip's lanes add into
+# double lanes (st_dl, stn_lanes_open) that the row chunk sums at its end
+# (stn_lanes_close).  Without lanes each strip ended in a horizontal sum of
+# 16 dependent adds; with them the 3D TV value took 0.92-0.95 of its time
+# at 256^3 (perf/NOTES.md section 18).  The strip's last partial vector is
+# its last whole vector again, its lanes before the partial one adding 0:
+# GCC's scalar epilogue (up to 15 points with AVX-512, each a dependent add
+# after a square root) cost as much.  Only where stn_tail_here allows it: a
+# store with beta != 0 must not run twice
+m4_define([[stn_vlanes]], [[(ptrdiff_t)(STENC_VLB / sizeof(float))]])
+m4_define([[stn_lanes_open]], [[m4_ifelse([[$1]]stn_sfx, 1f32, [[        double st_dl[STENC_VLB / sizeof(float)] = {0};
+]])]])
+m4_define([[stn_lanes_close]], [[m4_ifelse([[$1]]stn_sfx, 1f32, [[        for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_acc += st_dl[st_w];
+]])]])
 m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
-            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
-            const ptrdiff_t st_xm = st_ie - st_ia >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;
-            float st_fs = 0;
-m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
-            for (ptrdiff_t i = st_i0; i < st_xm; ++i) { $1 }
-m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fs += i >= st_xm ? st_v : 0;]])            if (st_xm < st_ie) {
-            #pragma omp simd reduction(+:st_fs)
-            for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) { const ptrdiff_t i = st_ie - st_vl + st_u; $1 }
+            const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
+            float st_fl[STENC_VLB / sizeof(float)] = {0};
+m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes)
+            #pragma omp simd
+            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_b + st_w; $1 }
+m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += i >= st_xm ? st_v : 0;]])            if (st_xm < st_ie && st_ie - st_ia >= stn_vlanes) {
+            #pragma omp simd
+            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_ie - stn_vlanes + st_w; $1 }
             }
-m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
+m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[0] += st_v;]])            else for (ptrdiff_t i = st_xm; i < st_ie; ++i) { $1 }
+m4_popdef([[stn_vacc]])            #pragma omp simd
+            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
             }
 ]])
 
@@ -253,7 +264,7 @@ static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]]
 stn_e_pre[[]]   stn_voids(stn_e_call)
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
-]])stn_interior([[$1]], [[$2]], [[$3]])m4_ifelse([[$1]], 1, [[    return st_acc;
+]])stn_lanes_open([[$1]])stn_interior([[$1]], [[$2]], [[$3]])stn_lanes_close([[$1]])m4_ifelse([[$1]], 1, [[    return st_acc;
 ]])}
 ]])
 
@@ -272,7 +283,7 @@ m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
         const ptrdiff_t st_r1 = st_r0 + st_q0 + (st_c < st_rm ? 1 : 0);
 m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
 ]])m4_ifelse([[$2]], 1, [[        double st_acc = 0;
-]])m4_ifelse([[$9]], [[]], [[]], [[        $9]])        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
+]])stn_lanes_open([[$2]])m4_ifelse([[$9]], [[]], [[]], [[        $9]])        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
 m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = st_r % st_tr;
             const ptrdiff_t st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
             const ptrdiff_t j = st_lo1 + st_t * st_ty + st_u % st_th;
@@ -296,7 +307,7 @@ m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[
             }
 ]])            }
         }
-m4_ifelse([[$2]], 1, [[        st_part[st_c] = st_acc;
+stn_lanes_close([[$2]])m4_ifelse([[$2]], 1, [[        st_part[st_c] = st_acc;
 ]])    }
 ]])
 
