@@ -1096,11 +1096,10 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
     else fprintf(f, " const stn_real st_gv = (st_gv0 + st_gv1) + (st_gv2 + st_gv3);");
 }
 
-/* the gather of one strip: G[q] = sum of the terms that reach q; the
- * coefficients (free of taps) are st_c<use> (print_roll_coefs) */
-/* one gather loop over i in [LO, HI), or with TAIL over the strip's last
- * whole vector [st_ie - st_vl, st_ie); STORE: stn_gstore0 (beta == 0) or
- * stn_gstore */
+/* one gather loop of a strip, G[q] = the sum of the terms that reach q
+ * (the coefficients, free of taps, are st_c<use>: print_roll_coefs), over
+ * i in [LO, HI), or with TAIL over the strip's last whole vector
+ * [st_ie - st_vl, st_ie); STORE: stn_gstore0 (beta == 0) or stn_gstore */
 static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, const char *lo, const char *hi, int tail,
                               const char *store)
 {
@@ -1242,8 +1241,8 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
  * every tap's partial (a Laplacian a tap: 25% of the Tikhonov-Laplacian
  * gradient's time at 256^3 went to 3% of its rows, perf/NOTES.md section 17
  * item 4). */
-typedef struct { int cy, cz, ns, nd; } BCache;
-static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r); /* entries CY x CZ of NS slot rows; ND gradient rows */
+typedef struct { int cy, cz, ns, nd; } BCache; /* entries CY x CZ of NS slot rows; ND gradient rows */
+static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r);
 
 static BCache bcache_of(const Roll *R, const RollIn *in)
 {
@@ -1410,13 +1409,13 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
     str_open(&b);
     FILE *f = b.f;
     fprintf(f, "{\n            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n");
-    if (in->want_v)
+    if (in->want_v) { /* the x ends point by point, the strips between */
         fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
                    "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
                    "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n", in->vpoint);
-    if (in->want_v) print_border_value(f, in->s, in->es, in->E, in->r);
-    if (in->want_v)
+        print_border_value(f, in->s, in->es, in->E, in->r);
         fprintf(f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n", in->vpoint);
+    }
     fprintf(f, "            %s_border_[[]]stn_sfx[[]](j, %s", in->fn, D == 3 ? "k" : "0");
     print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_ring + (size_t)stenc_omp_thread() * st_rper + (size_t)(%s) * (size_t)st_rw, st_rs + %d, st_rw, st_mode", ring, tag0);
