@@ -1069,6 +1069,15 @@ static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
     }
 }
 
+/* " st_gv += st_c<U> * " for use U (its sign, its coefficient when it has
+ * one); the ring read follows */
+static void print_term_op(FILE *f, const Roll *R, int u)
+{
+    const Use *us = &R->use[u];
+    fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
+    if (us->coef) fprintf(f, "st_c%d * ", u);
+}
+
 /* st_gv = the sum of the ring terms that reach point i of array ARR.  A
  * long sum runs in GATHER_ACC independent partial sums, terms dealt out in
  * turn and the partials added pairwise at the end: one chain of 21
@@ -1218,8 +1227,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
             for (int v = u; v < R->nuse; ++v) {
                 const Use *us = &R->use[v];
                 if (in->dtaps[us->tap]->ref != arr || in->dtaps[us->tap]->idx[0].c != ox) continue;
-                fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
-                if (us->coef) fprintf(f, "st_c%d * ", v);
+                print_term_op(f, R, v);
                 fprintf(f, "st_r%d[st_p];", roll_row_of(R, in, v));
             }
             fprintf(f, " }\n                }\n");
@@ -1893,8 +1901,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
                         if (tp->ref != a) continue;
                         const XPre pre = end_preimage(&ein, mode, right, e, tp->idx[0].c);
                         for (long c = pre.lo; c <= pre.hi; ++c) {
-                            fprintf(f, " st_gv %c= ", us->neg ? '-' : '+');
-                            if (us->coef) fprintf(f, "st_c%d * ", u);
+                            print_term_op(f, R, u);
                             if (pre.from_n) fprintf(f, "st_r%d[st_n0 - %ld];", roll_row_of(R, in, u), -c);
                             else fprintf(f, "st_r%d[%ld];", roll_row_of(R, in, u), c);
                         }
