@@ -1807,23 +1807,36 @@ static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
 }
 
 /* the general ends: each tap's x-preimages from stenc_preimage */
+/* Tap T's partial summed over its preimages into st_g<array>: along x only
+ * (ALL = 0: an interior row's end point, y and z the point's own shifted by
+ * the tap; the xpart helper maps x) or along every dimension (ALL = 1: a
+ * border point; the mpart helper maps all) */
+static void print_preimage_sum(FILE *f, const RedPlan *P, int t, int all)
+{
+    const Node *tap = P->dtaps[t];
+    const int D = P->D;
+    fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0%s;\n", all ? ", st_a1, st_b1, st_a2 = 0, st_b2 = 1" : "");
+    for (int d = 0; d < (all ? D : 1); ++d)
+        fprintf(f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n",
+                dimvar(d), tap->idx[d].c, d, d, d, d, d);
+    if (all)
+        fprintf(f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
+                   "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n");
+    fprintf(f, "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n                    st_g%d += ", tap->ref);
+    char call[400], yz[80];
+    if (all) snprintf(yz, sizeof yz, "st_p1%s", D == 3 ? ", st_p2" : "");
+    else if (D == 3) snprintf(yz, sizeof yz, "j%+ld, k%+ld", -tap->idx[1].c, -tap->idx[2].c);
+    else snprintf(yz, sizeof yz, "j%+ld", -tap->idx[1].c);
+    snprintf(call, sizeof call, "stenc_h_%s_%dd_%cpart%d_[[]]stn_sfx[[]](st_p0, %s", P->base, D, all ? 'm' : 'x', t, yz);
+    fprintf(f, P->shc, call);
+    fprintf(f, ");\n");
+    if (all && D == 2) fprintf(f, "                (void)st_a2; (void)st_b2;\n");
+    fprintf(f, "            }\n");
+}
+
 static void print_general_ends(FILE *f, const EndsIn *in)
 {
-    for (int t = 0; t < in->P->ndt; ++t) {
-        const Node *tap = in->P->dtaps[t];
-        fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0;\n"
-                   "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
-                   "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
-                   "                    st_g%d += ",
-                tap->idx[0].c, tap->ref);
-        char call[400], jb[32], kb[32];
-        snprintf(jb, sizeof jb, "j%+ld", -tap->idx[1].c);
-        snprintf(kb, sizeof kb, "k%+ld", in->P->D == 3 ? -tap->idx[2].c : 0L);
-        snprintf(call, sizeof call, "stenc_h_%s_%dd_xpart%d_[[]]stn_sfx[[]](st_p0, %s%s%s", in->P->base, in->P->D, t, jb,
-                 in->P->D == 3 ? ", " : "", in->P->D == 3 ? kb : "");
-        fprintf(f, in->P->shc, call);
-        fprintf(f, ");\n            }\n");
-    }
+    for (int t = 0; t < in->P->ndt; ++t) print_preimage_sum(f, in->P, t, 0);
 }
 
 /* the general end point's value: the mapped value helper inside the domain */
@@ -2213,23 +2226,7 @@ static void print_border_point(FILE *f, const RedPlan *P, int want_v, int want_g
     }
     if (want_g) {
         point_sums_open(f, P->es, P->s->arr[P->first_read].name, P->N, P->diff);
-        for (int t = 0; t < P->ndt; ++t) {
-            const Node *tap = P->dtaps[t];
-            fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0, st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
-            for (int d = 0; d < D; ++d)
-                fprintf(f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n",
-                        dimvar(d), tap->idx[d].c, d, d, d, d, d);
-            fprintf(f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
-                       "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n"
-                       "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n"
-                       "                    st_g%d += ", tap->ref);
-            char call[400];
-            snprintf(call, sizeof call, "stenc_h_%s_%dd_mpart%d_[[]]stn_sfx[[]](st_p0, st_p1%s", P->base, D, t, D == 3 ? ", st_p2" : "");
-            fprintf(f, P->shc, call);
-            fprintf(f, ");\n");
-            if (D == 2) fprintf(f, "                (void)st_a2; (void)st_b2;\n");
-            fprintf(f, "            }\n");
-        }
+        for (int t = 0; t < P->ndt; ++t) print_preimage_sum(f, P, t, 1);
         point_sums_store(f, P->N, P->diff, P->E.names);
     }
     fprintf(f, "        }\n");
