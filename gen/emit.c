@@ -901,6 +901,8 @@ static void print_roll_input_setup(FILE *f, const RollIn *in)
         if (in->reads[a]) setup_strides(f, in->s, a, in->s->arr[a].name);
 }
 
+static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr);
+
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
  * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
  * the ring and, with value, the reduction's value into the strip buffer.
@@ -945,6 +947,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         ++nr;
     }
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
+    if (ends) print_roll_pinned_ends(f, R, in, roots, fm, nr);
     if (ends)
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h) {\n"
                    "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"
@@ -1927,6 +1930,43 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
     }
     fprintf(f, "            }\n            } else ");
     return 1;
+}
+
+/* The ENDS row function's R points (the row's x domain outside its vector
+ * range) with their x reads pinned per mode when the kernel is generated,
+ * as the row ends are (perf/NOTES.md section 18 item 6: those R points took
+ * 4-7% of the rolling gradients' samples with their reads mapped at run
+ * time): "if (rows of end_min points, the usual ranges) { switch (mode)
+ * ...; return; }" ahead of the general loop.  ROOTS, FM: the row
+ * function's slots and their stores at point i. */
+static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr)
+{
+    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
+    static const char *vars[3] = {"i", "st_jq", "st_kq"};
+    const EndsIn ein = {in->P, 0, 1};
+    if (!fast_ends_fit(&ein)) return;
+    const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
+    const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
+    const PrintCtx pc = {in->es, TAP_DIRECT, in->E->names, vars};
+    fprintf(f, "    if (st_n0 >= %ld && st_xa == %ld && st_xb == st_n0 - %ld && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
+               "        st_dhi == st_n0 - (mode == STENC_VALID ? %ld : 0)) {\n    switch (mode) {\n",
+            end_min(&ein), xa, -xb, -omin0, omax0);
+    for (int m = 1; m <= 3; ++m) {
+        const int mode = m % 3;
+        const long dlo = mode == 0 ? -omin0 : 0, dhi = mode == 0 ? -omax0 : 0; /* dhi: from st_n0 */
+        fprintf(f, "    %s:\n", label[mode]);
+        for (int right = 0; right < 2; ++right)
+            for (long c = right ? xb : dlo; c < (right ? dhi : xa); ++c) {
+                Node *pinned[MAXTAP + 1];
+                for (int r = 0; r < nr; ++r) pinned[r] = ex_pin_x(roots[r], mode, right, c);
+                if (right) fprintf(f, "    {\n        const ptrdiff_t i = st_n0 - %ld;\n", -c);
+                else fprintf(f, "    {\n        const ptrdiff_t i = %ld;\n", c);
+                pr_c_block(f, &pc, pinned, nr, fm, "        ");
+                fprintf(f, "    }\n");
+            }
+        fprintf(f, "    break;\n");
+    }
+    fprintf(f, "    }\n    return;\n    }\n");
 }
 
 /* the arrays and parameters the reduction reads, the first array read */
