@@ -758,7 +758,7 @@ typedef struct {
 
 /* the taps' partials as terms over shared factors; 0 when that saves
  * nothing or does not apply (then one slot per tap) */
-static int plan_factors(Node *f, Node **part, int ndt, Roll *R)
+static int plan_factors(Node *f, Node *const *part, int ndt, Roll *R)
 {
     enum { MT = 16 };
     R->nslot = R->nuse = 0;
@@ -800,7 +800,7 @@ static int plan_factors(Node *f, Node **part, int ndt, Roll *R)
 }
 
 /* the box of the R points a gather point reads, relative to the point */
-static void plan_box(const Stencil *s, int ndt, Node **dtaps, Roll *R)
+static void plan_box(const Stencil *s, int ndt, Node *const *dtaps, Roll *R)
 {
     const int D = s->dims;
     memset(R, 0, sizeof *R);
@@ -824,7 +824,7 @@ static void plan_box(const Stencil *s, int ndt, Node **dtaps, Roll *R)
  * with the partials (one evaluation of the square roots), and a strip's
  * value is summed from its own ring row (value_grad of central differences,
  * the Laplacian, the Hessian: section 13 of perf/NOTES.md). */
-static void plan_roll(const Stencil *s, Node *f, int ndt, Node **dtaps, Node **part, Node *value, Roll *R)
+static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, Node *const *part, Node *value, Roll *R)
 {
     const int D = s->dims;
     if (!plan_factors(f, part, ndt, R)) {
@@ -862,16 +862,27 @@ static void print_ring_row(FILE *f, const Roll *R, int k, const char *jq, const 
     fprintf(f, ") * (size_t)st_rw");
 }
 
-/* what the rolling rows print from: the reduction and its entry */
-struct RedPlan;
+/* ---- a reduction's plan: what each of its entry points prints from ---- */
+typedef struct RedPlan {
+    const Stencil *s, *es;   /* the stencil; es with the gradient arrays (E.s) */
+    Ext E;
+    const Reduce *ru;        /* as written (the docs show it) */
+    Reduce rv;               /* as evaluated: divisions by anything but a
+                              * number become reciprocals (hoisted) */
+    int D, N, first_read, ndt;
+    int reads[MAXARR], diff[MAXARR], params[MAXPARAM];
+    long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
+    Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
+    Node *gsum[MAXARR];      /* the gather form at interior points, per array */
+    char base[160];
+    char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
+    char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
+} RedPlan;
+
+/* what the rolling rows print from: the reduction's plan and the entry */
 typedef struct {
-    const struct RedPlan *P; /* the reduction's plan (the row ends' preimages) */
-    const Stencil *s, *es;
-    const Ext *E;
-    const Reduce *r;
-    int N, ndt, want_v, first_read;
-    const int *diff, *reads, *params;
-    Node **dtaps, **part;
+    const RedPlan *P;
+    int want_v;          /* value_grad: the value too */
     const char *fn;      /* helper name prefix: stenc_h_BASE_KIND_Dd */
     const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
     const char *vpoint;  /* a border point's value alone (want_v) */
@@ -885,11 +896,11 @@ static void print_roll_inputs(FILE *f, const RollIn *in, int form)
     static const char *const fmt[3][3] = {{", ptrdiff_t st_n%d", ", const stn_real *stn_restrict %s", ", stn_real %s"},
                                           {" (void)st_n%d;", " (void)%s;", " (void)%s;"},
                                           {", st_n%d", ", %s", ", %s"}};
-    for (int d = 0; d < in->s->dims; ++d) fprintf(f, fmt[form][0], d);
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) fprintf(f, fmt[form][1], in->s->arr[a].name);
-    for (int p = 0; p < in->s->nparam; ++p)
-        if (in->params[p]) fprintf(f, fmt[form][2], in->s->param[p]);
+    for (int d = 0; d < in->P->s->dims; ++d) fprintf(f, fmt[form][0], d);
+    for (int a = 0; a < in->P->N; ++a)
+        if (in->P->reads[a]) fprintf(f, fmt[form][1], in->P->s->arr[a].name);
+    for (int p = 0; p < in->P->s->nparam; ++p)
+        if (in->P->params[p]) fprintf(f, fmt[form][2], in->P->s->param[p]);
 }
 
 /* a function's (void) uses of its inputs, and the arrays' strides */
@@ -897,8 +908,8 @@ static void print_roll_input_setup(FILE *f, const RollIn *in)
 {
     print_roll_inputs(f, in, IN_VOIDS);
     fprintf(f, "\n");
-    for (int a = 0; a < in->N; ++a)
-        if (in->reads[a]) setup_strides(f, in->s, a, in->s->arr[a].name);
+    for (int a = 0; a < in->P->N; ++a)
+        if (in->P->reads[a]) setup_strides(f, in->P->s, a, in->P->s->arr[a].name);
 }
 
 static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr);
@@ -918,7 +929,7 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    PrintCtx pc = {in->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->E->names, vars};
+    PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
@@ -942,7 +953,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         ++nr;
     }
     if (value) { /* along the strip and its halo; only the strip's own points are summed */
-        roots[nr] = in->r->f;
+        roots[nr] = in->P->rv.f;
         fm[nr] = "st_vb[i - st_vx] = %s;";
         ++nr;
     }
@@ -982,7 +993,7 @@ static void roll_call(FILE *f, const RollIn *in, int lag, int value, int ends, c
  * plane's newest row is left to the strips. */
 static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
 {
-    const int D = in->s->dims;
+    const int D = in->P->s->dims;
     const char *K = D == 3 ? "k" : "0", *T = D == 3 ? "st_t" : "0";
     char xa[64], xb[64];
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
@@ -1031,11 +1042,11 @@ static void print_ring_size(FILE *f, const Roll *R, int D)
  * many terms keeps its pointers on the stack (section 12) */
 static int roll_row_of(const Roll *R, const RollIn *in, int u)
 {
-    const Node *tu = in->dtaps[R->use[u].tap];
+    const Node *tu = in->P->dtaps[R->use[u].tap];
     for (int v = 0; v < u; ++v) {
-        const Node *tv = in->dtaps[R->use[v].tap];
+        const Node *tv = in->P->dtaps[R->use[v].tap];
         if (R->use[v].slot == R->use[u].slot && tv->idx[1].c == tu->idx[1].c &&
-            (in->s->dims < 3 || tv->idx[2].c == tu->idx[2].c))
+            (in->P->s->dims < 3 || tv->idx[2].c == tu->idx[2].c))
             return v;
     }
     return u;
@@ -1045,11 +1056,11 @@ static int roll_row_of(const Roll *R, const RollIn *in, int u)
  * first use of each row */
 static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
 {
-    const int D = in->s->dims;
+    const int D = in->P->s->dims;
     const char *K = D == 3 ? "k" : "0";
     for (int u = 0; u < R->nuse; ++u) {
         if (roll_row_of(R, in, u) != u) continue;
-        const Node *tp = in->dtaps[R->use[u].tap];
+        const Node *tp = in->P->dtaps[R->use[u].tap];
         char jq[48], kq[48];
         snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
         snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -tp->idx[2].c : 0L);
@@ -1062,7 +1073,7 @@ static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
 /* the terms' coefficients (free of taps): st_c<use> */
 static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
 {
-    PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
+    PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL};
     for (int u = 0; u < R->nuse; ++u) {
         if (!R->use[u].coef) continue;
         char fmb[48];
@@ -1091,15 +1102,15 @@ enum { GATHER_ACC = 4 };
 static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
 {
     int nt = 0;
-    for (int u = 0; u < R->nuse; ++u) nt += in->dtaps[R->use[u].tap]->ref == arr;
+    for (int u = 0; u < R->nuse; ++u) nt += in->P->dtaps[R->use[u].tap]->ref == arr;
     const int K = nt >= 3 * GATHER_ACC ? GATHER_ACC : nt >= 6 ? 2 : 1;
     for (int u = 0, t = 0; u < R->nuse; ++u) {
         const Use *us = &R->use[u];
-        if (in->dtaps[us->tap]->ref != arr) continue;
+        if (in->P->dtaps[us->tap]->ref != arr) continue;
         if (t < K) fprintf(f, " stn_real st_gv%d = %s", t, us->neg ? "-" : "");
         else fprintf(f, " st_gv%d %c= ", t % K, us->neg ? '-' : '+');
         if (us->coef) fprintf(f, "st_c%d * ", u);
-        fprintf(f, "st_r%d[i%+ld];", roll_row_of(R, in, u), -in->dtaps[us->tap]->idx[0].c);
+        fprintf(f, "st_r%d[i%+ld];", roll_row_of(R, in, u), -in->P->dtaps[us->tap]->idx[0].c);
         ++t;
     }
     if (nt == 0) fprintf(f, " const stn_real st_gv = 0;");
@@ -1115,24 +1126,24 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
 static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, const char *lo, const char *hi, int tail,
                               const char *store)
 {
-    const int N = in->N;
+    const int N = in->P->N;
     if (tail) fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
                          "                const ptrdiff_t i = st_ie - st_vl + st_u;\n");
     else fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t i = %s; i < %s; ++i) {\n", lo, hi);
     fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
-    point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+    point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
     if (in->want_v && !vg) { /* the value at the point itself, from x */
-        PrintCtx pcd = {in->es, TAP_DIRECT, in->E->names, NULL};
-        Node *root = in->r->f;
+        PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL};
+        Node *root = in->P->rv.f;
         const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
         pr_c_block(f, &pcd, &root, 1, fm, "                ");
     }
     for (int arr = 0; arr < N; ++arr) {
-        if (!in->diff[arr]) continue;
+        if (!in->P->diff[arr]) continue;
         fprintf(f, "                {");
         print_gather_sum(f, R, in, arr);
-        fprintf(f, " %s(%s, st_q) }\n", store, in->E->names[N + arr]);
+        fprintf(f, " %s(%s, st_q) }\n", store, in->P->E.names[N + arr]);
     }
     fprintf(f, "            }\n");
 }
@@ -1165,13 +1176,13 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
  * the gather computes the point values from x into st_vb. */
 static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
 {
-    const int D = in->s->dims, N = in->N;
+    const int D = in->P->s->dims, N = in->P->N;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_gather_[[]]stn_sfx[[]](ptrdiff_t st_i0, ptrdiff_t st_ie, "
                "ptrdiff_t j%s", in->fn, D == 3 ? ", ptrdiff_t k" : "");
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", const stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, stn_real alpha, stn_real beta");
     for (int a = 0; a < N; ++a)
-        if (in->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->E->names[N + a]);
+        if (in->P->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->P->E.names[N + a]);
     fprintf(f, "%s)\n{\n    (void)st_tyr; (void)st_jt;", in->want_v && !vg ? ", stn_real *stn_restrict st_vb" : "");
     print_roll_input_setup(f, in);
     print_roll_coefs(f, R, in);
@@ -1182,12 +1193,12 @@ static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
 /* its call for the strip [st_i0, st_ie) of row (j, k) */
 static void roll_gather_call(FILE *f, const RollIn *in, int vg)
 {
-    const int N = in->N;
-    fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s", in->fn, in->s->dims == 3 ? ", k" : "");
+    const int N = in->P->N;
+    fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s", in->fn, in->P->s->dims == 3 ? ", k" : "");
     print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, alpha, beta");
     for (int a = 0; a < N; ++a)
-        if (in->diff[a]) fprintf(f, ", %s", in->E->names[N + a]);
+        if (in->P->diff[a]) fprintf(f, ", %s", in->P->E.names[N + a]);
     fprintf(f, "%s);\n", in->want_v && !vg ? ", st_vb" : "");
 }
 
@@ -1201,41 +1212,41 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in);
  * mapped value helper. */
 static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
 {
-    const int N = in->N;
+    const int N = in->P->N;
     fprintf(f, "            {\n");
     print_roll_rows(f, R, in);
     const int fast = print_roll_fast_ends(f, R, in);
     fprintf(f, "            %sfor (int st_h = 0; st_h < 2; ++st_h) {\n"
                "            const ptrdiff_t st_ea = st_h ? st_ib : st_lo0, st_eb = st_h ? st_hi0 : st_ia;\n"
                "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ", fast ? "{\n            " : "");
-    point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+    point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
     if (in->want_v && R->vslot >= 0) {
         fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)(");
-        print_ring_row(f, R, R->vslot, "j", in->s->dims == 3 ? "k" : "0");
+        print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
         fprintf(f, ")[i];\n");
     } else if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
     for (int arr = 0; arr < N; ++arr) {
-        if (!in->diff[arr]) continue;
+        if (!in->P->diff[arr]) continue;
         fprintf(f, "                {\n                stn_real st_gv = 0;\n");
         for (int u = 0; u < R->nuse; ++u) {
-            const long ox = in->dtaps[R->use[u].tap]->idx[0].c;
+            const long ox = in->P->dtaps[R->use[u].tap]->idx[0].c;
             int first = 1; /* the first term of this array with offset ox opens the block */
             for (int v = 0; v < u && first; ++v)
-                first = !(in->dtaps[R->use[v].tap]->ref == arr && in->dtaps[R->use[v].tap]->idx[0].c == ox);
-            if (in->dtaps[R->use[u].tap]->ref != arr || !first) continue;
+                first = !(in->P->dtaps[R->use[v].tap]->ref == arr && in->P->dtaps[R->use[v].tap]->idx[0].c == ox);
+            if (in->P->dtaps[R->use[u].tap]->ref != arr || !first) continue;
             fprintf(f, "                {\n                ptrdiff_t st_a0, st_b0;\n"
                        "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
                        "                for (ptrdiff_t st_p = st_a0; st_p < st_b0; ++st_p) {", ox);
             for (int v = u; v < R->nuse; ++v) {
                 const Use *us = &R->use[v];
-                if (in->dtaps[us->tap]->ref != arr || in->dtaps[us->tap]->idx[0].c != ox) continue;
+                if (in->P->dtaps[us->tap]->ref != arr || in->P->dtaps[us->tap]->idx[0].c != ox) continue;
                 print_term_op(f, R, v);
                 fprintf(f, "st_r%d[st_p];", roll_row_of(R, in, v));
             }
             fprintf(f, " }\n                }\n");
         }
-        fprintf(f, "                stn_gstore(%s, st_q)\n                }\n", in->E->names[N + arr]);
+        fprintf(f, "                stn_gstore(%s, st_q)\n                }\n", in->P->E.names[N + arr]);
     }
     fprintf(f, "            }\n            }\n%s            }\n", fast ? "            }\n" : "");
 }
@@ -1257,8 +1268,8 @@ static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, con
 
 static BCache bcache_of(const Roll *R, const RollIn *in)
 {
-    BCache c = {R->depth + 1, in->s->dims == 3 ? R->nplane + 1 : 1, R->nslot, 0};
-    for (int a = 0; a < in->N; ++a) c.nd += in->diff[a] != 0;
+    BCache c = {R->depth + 1, in->P->s->dims == 3 ? R->nplane + 1 : 1, R->nslot, 0};
+    for (int a = 0; a < in->P->N; ++a) c.nd += in->P->diff[a] != 0;
     return c;
 }
 
@@ -1298,7 +1309,7 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
     }
     Str h;
     str_open(&h);
-    const int ok = pr_hoisted_yz(h.f, in->s, roots, nr, vars, "        ");
+    const int ok = pr_hoisted_yz(h.f, in->P->s, roots, nr, vars, "        ");
     char *sh = str_close(&h);
     if (!ok) { free(sh); return 0; }
     ex_share_weights(roots, nr);
@@ -1316,7 +1327,7 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
     free(sh);
     fprintf(f, "    const ptrdiff_t st_xa = stenc_iclamp(%ld, st_dlo0, st_dhi0), st_xb = stenc_iclamp(st_n0 - %ld, st_xa, st_dhi0);\n",
             -xlo, xhi);
-    PrintCtx ph = {in->es, TAP_HOISTED_YZ, in->E->names, vars}, pm = {in->es, TAP_MAPPED, in->E->names, vars};
+    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars};
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
     pr_c_block(f, &ph, roots, nr, fm, "        ");
     fprintf(f, "    }\n    for (int st_h = 0; st_h < 2; ++st_h) {\n"
@@ -1332,11 +1343,11 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
  * per use, the row's ends over their x-preimages */
 static void print_bgather_terms(FILE *f, const Roll *R, const RollIn *in, int u0)
 {
-    const int D = in->s->dims;
-    const Node *t0 = in->dtaps[R->use[u0].tap];
+    const int D = in->P->s->dims;
+    const Node *t0 = in->P->dtaps[R->use[u0].tap];
     for (int u = u0; u < R->nuse; ++u) {
         const Use *us = &R->use[u];
-        const Node *tp = in->dtaps[us->tap];
+        const Node *tp = in->P->dtaps[us->tap];
         if (tp->idx[1].c != t0->idx[1].c || (D == 3 && tp->idx[2].c != t0->idx[2].c)) continue;
         char term[96];
         if (us->coef) snprintf(term, sizeof term, "%sst_c%d * st_we[%d * st_rw + ", us->neg ? "-" : "", u, us->slot);
@@ -1359,28 +1370,28 @@ static void print_bgather_terms(FILE *f, const Roll *R, const RollIn *in, int u0
  * then the store */
 static void bgather_helper(FILE *f, const Roll *R, const RollIn *in, const BCache *c)
 {
-    const int D = in->s->dims, N = in->N;
+    const int D = in->P->s->dims, N = in->P->N;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_border_[[]]stn_sfx[[]](ptrdiff_t j, ptrdiff_t k", in->fn);
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_bb, ptrdiff_t *st_bt, ptrdiff_t st_rw, int st_mode");
     for (int d = 0; d < D; ++d) fprintf(f, ", ptrdiff_t st_dlo%d, ptrdiff_t st_dhi%d", d, d);
     fprintf(f, ", ptrdiff_t st_lo0, ptrdiff_t st_hi0, ptrdiff_t st_xa, ptrdiff_t st_xb, stn_real alpha, stn_real beta");
     for (int a = 0; a < N; ++a)
-        if (in->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->E->names[N + a]);
+        if (in->P->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->P->E.names[N + a]);
     fprintf(f, ")\n{\n    (void)k;");
     print_roll_input_setup(f, in);
     for (int a = 0, n = 0; a < N; ++a)
-        if (in->diff[a]) {
-            setup_strides(f, in->s, a, in->E->names[N + a]);
+        if (in->P->diff[a]) {
+            setup_strides(f, in->P->s, a, in->P->E.names[N + a]);
             fprintf(f, "    stn_real *stn_restrict st_ga%d = st_bb + (size_t)%d * (size_t)st_rw;\n", a, c->cy * c->cz * c->ns + n++);
             fprintf(f, "    for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) st_ga%d[i] = 0;\n", a);
         }
     print_roll_coefs(f, (Roll *)R, in);
     for (int u = 0; u < R->nuse; ++u) {
-        const Node *tu = in->dtaps[R->use[u].tap];
+        const Node *tu = in->P->dtaps[R->use[u].tap];
         int first = 1;
         for (int v = 0; v < u && first; ++v) {
-            const Node *tv = in->dtaps[R->use[v].tap];
+            const Node *tv = in->P->dtaps[R->use[v].tap];
             first = !(tv->idx[1].c == tu->idx[1].c && (D < 3 || tv->idx[2].c == tu->idx[2].c));
         }
         if (!first) continue;
@@ -1397,10 +1408,10 @@ static void bgather_helper(FILE *f, const Roll *R, const RollIn *in, const BCach
         fprintf(f, "        }\n    }\n");
     }
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {\n        ");
-    point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+    point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
     for (int a = 0; a < N; ++a)
-        if (in->diff[a]) fprintf(f, "        { const stn_real st_gv = st_ga%d[i]; stn_gstore(%s, st_q) }\n", a, in->E->names[N + a]);
+        if (in->P->diff[a]) fprintf(f, "        { const stn_real st_gv = st_ga%d[i]; stn_gstore(%s, st_q) }\n", a, in->P->E.names[N + a]);
     fprintf(f, "    }\n}\n]])\n");
 }
 
@@ -1412,7 +1423,7 @@ static void bgather_helper(FILE *f, const Roll *R, const RollIn *in, const BCach
  * RING (the ring's rows, an expression) and TAG0 (the first tag). */
 static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char *ring, int tag0)
 {
-    const int D = in->s->dims, N = in->N;
+    const int D = in->P->s->dims, N = in->P->N;
     const BCache c = bcache_of(R, in);
     if (!bcache_helper(help, R, in, &c)) return NULL;
     bgather_helper(help, R, in, &c);
@@ -1424,7 +1435,7 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
         fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
                    "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
                    "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n", in->vpoint);
-        print_border_value(f, in->s, in->es, in->E, in->r);
+        print_border_value(f, in->P->s, in->P->es, &in->P->E, &in->P->rv);
         fprintf(f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n", in->vpoint);
     }
     fprintf(f, "            %s_border_[[]]stn_sfx[[]](j, %s", in->fn, D == 3 ? "k" : "0");
@@ -1433,7 +1444,7 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
     for (int d = 0; d < D; ++d) fprintf(f, ", st_dlo%d, st_dhi%d", d, d);
     fprintf(f, ", st_lo0, st_hi0, st_xa, st_xb, alpha, beta");
     for (int a = 0; a < N; ++a)
-        if (in->diff[a]) fprintf(f, ", %s", in->E->names[N + a]);
+        if (in->P->diff[a]) fprintf(f, ", %s", in->P->E.names[N + a]);
     fprintf(f, ");\n        }\n");
     return str_close(&b);
 }
@@ -1445,17 +1456,17 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
 static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state, char **border)
 {
     *border = NULL;
-    const Stencil *s = in->s;
-    const int D = s->dims, ndt = in->ndt;
+    const Stencil *s = in->P->s;
+    const int D = s->dims, ndt = in->P->ndt;
     int any = 0;
     if (D < 2 || ndt < 2) return NULL;
-    for (int t = 0; t < ndt; ++t) any |= costly(in->part[t]);
+    for (int t = 0; t < ndt; ++t) any |= costly(in->P->part[t]);
     Roll R;
-    plan_box(s, ndt, in->dtaps, &R);
+    plan_box(s, ndt, in->P->dtaps, &R);
     /* the value rides along with the newest row when that row is the point's
      * own (forward taps); else it has a slot of the ring when it can */
     const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
-    plan_roll(s, in->r->f, ndt, in->dtaps, in->part, in->want_v && !vg ? in->r->f : NULL, &R);
+    plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !vg ? in->P->rv.f : NULL, &R);
     const int vs = R.vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and in 2D not when a value must then be computed apart (the gather
@@ -1649,22 +1660,6 @@ static char *helper_call_format(const Stencil *s, int N, const int *reads, const
     return str_close(&c);
 }
 
-/* ---- a reduction's plan: what each of its entry points prints from ---- */
-typedef struct RedPlan {
-    const Stencil *s, *es;   /* the stencil; es with the gradient arrays (E.s) */
-    Ext E;
-    const Reduce *ru;        /* as written (the docs show it) */
-    Reduce rv;               /* as evaluated: divisions by anything but a
-                              * number become reciprocals (hoisted) */
-    int D, N, first_read, ndt;
-    int reads[MAXARR], diff[MAXARR], params[MAXPARAM];
-    long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
-    Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
-    Node *gsum[MAXARR];      /* the gather form at interior points, per array */
-    char base[160];
-    char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
-    char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
-} RedPlan;
 
 /* the call of the mapped value helper at (i, j[, k]) */
 static char *mval_call(const RedPlan *P)
@@ -1809,7 +1804,6 @@ static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
     fprintf(f, "\n            break;\n");
 }
 
-/* the general ends: each tap's x-preimages from stenc_preimage */
 /* Tap T's partial summed over its preimages into st_g<array>: along x only
  * (ALL = 0: an interior row's end point, y and z the point's own shifted by
  * the tap; the xpart helper maps x) or along every dimension (ALL = 1: a
@@ -1837,6 +1831,7 @@ static void print_preimage_sum(FILE *f, const RedPlan *P, int t, int all)
     fprintf(f, "            }\n");
 }
 
+/* the general ends: each tap's x-preimages from stenc_preimage */
 static void print_general_ends(FILE *f, const EndsIn *in)
 {
     for (int t = 0; t < in->P->ndt; ++t) print_preimage_sum(f, in->P, t, 0);
@@ -1899,21 +1894,21 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
             for (long e = 0; e < (right ? nrt : nl); ++e) {
                 fprintf(f, "            {\n                const ptrdiff_t i = %s%ld;\n                ", right ? "st_n0 - " : "",
                         right ? 1 + e : e);
-                point_index(f, in->es, in->s->arr[in->first_read].name, "st_q");
+                point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
                 fprintf(f, "\n");
                 if (in->want_v && end_has_value(&ein, mode, right, e)) {
                     if (R->vslot >= 0) {
                         fprintf(f, "                st_acc += (double)(");
-                        print_ring_row(f, R, R->vslot, "j", in->s->dims == 3 ? "k" : "0");
+                        print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
                         fprintf(f, ")[i];\n");
                     } else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
                 }
-                for (int a = 0; a < in->N; ++a) {
-                    if (!in->diff[a]) continue;
+                for (int a = 0; a < in->P->N; ++a) {
+                    if (!in->P->diff[a]) continue;
                     fprintf(f, "                { stn_real st_gv = 0;");
                     for (int u = 0; u < R->nuse; ++u) {
                         const Use *us = &R->use[u];
-                        const Node *tp = in->dtaps[us->tap];
+                        const Node *tp = in->P->dtaps[us->tap];
                         if (tp->ref != a) continue;
                         const XPre pre = end_preimage(&ein, mode, right, e, tp->idx[0].c);
                         for (long c = pre.lo; c <= pre.hi; ++c) {
@@ -1922,7 +1917,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
                             else fprintf(f, "st_r%d[%ld];", roll_row_of(R, in, u), c);
                         }
                     }
-                    fprintf(f, " stn_gstore(%s, st_q) }\n", in->E->names[in->N + a]);
+                    fprintf(f, " stn_gstore(%s, st_q) }\n", in->P->E.names[in->P->N + a]);
                 }
                 fprintf(f, "            }\n");
             }
@@ -1947,7 +1942,7 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
     if (!fast_ends_fit(&ein)) return;
     const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
     const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
-    const PrintCtx pc = {in->es, TAP_DIRECT, in->E->names, vars};
+    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
     fprintf(f, "    if (st_n0 >= %ld && st_xa == %ld && st_xb == st_n0 - %ld && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
                "        st_dhi == st_n0 - (mode == STENC_VALID ? %ld : 0)) {\n    switch (mode) {\n",
             end_min(&ein), xa, -xb, -omin0, omax0);
@@ -2322,8 +2317,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
             print_border_point(vp.f, P, 1, 0);
             svp = str_close(&vp);
         }
-        const RollIn rin = {P, P->s, P->es, &P->E, &P->rv, P->N, P->ndt, want_v, P->first_read, P->diff, P->reads, P->params,
-                            (Node **)P->dtaps, (Node **)P->part, fn, smv, svp};
+        const RollIn rin = {P, want_v, fn, smv, svp};
         sroll = roll_body(&rin, rollhelp, &rinit, &rsize, &rstate, &srb);
         free(smv);
         free(svp);
