@@ -149,6 +149,46 @@ static void point_index(FILE *f, const Stencil *s, const char *name, const char 
     fprintf(f, ";");
 }
 
+/* The loops over the preimages of a point's coordinates d0 <= d < d1 (i, j,
+ * k) under TAP's offsets: their bounds (stenc_preimage; a 2D stencil's z
+ * bounds are 0 and 1), then one for header per coordinate, z outermost, the
+ * preimage of coordinate d in st_p<d>, every line at IND.  The caller prints
+ * the rest of the innermost header's line (" {" or a statement) and the
+ * loop body, and closes its own block. */
+static void print_preimage_loops(FILE *f, const Node *tap, int D, int d0, int d1, const char *ind)
+{
+    fprintf(f, "%sptrdiff_t", ind);
+    for (int d = d0; d < d1; ++d)
+        fprintf(f, "%s st_a%d%s, st_b%d%s", d > d0 ? "," : "", d, d < D ? "" : " = 0", d, d < D ? "" : " = 1");
+    fprintf(f, ";\n");
+    for (int d = d0; d < d1 && d < D; ++d)
+        fprintf(f, "%sstenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n", ind, dimvar(d),
+                tap->idx[d].c, d, d, d, d, d);
+    for (int d = d1 - 1; d >= d0; --d)
+        fprintf(f, "%sfor (ptrdiff_t st_p%d = st_a%d; st_p%d < st_b%d; ++st_p%d)%s", ind, d, d, d, d, d, d > d0 ? "\n" : "");
+}
+
+/* A border row's x-interior [st_xa, st_xb), the points outside it by POINT
+ * (C text for point i), the interior in strips of up to 256 points
+ * [st_i0, st_i0 + st_len): the bounds, the points before st_xa and the strip
+ * loop's header (print_xsplit_open), the strip loop's end and the points from
+ * st_xb (print_xsplit_close). */
+static void print_xsplit_bounds(FILE *f)
+{
+    fprintf(f, "            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), "
+               "st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n");
+}
+static void print_xsplit_open(FILE *f, const char *point)
+{
+    fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
+               "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
+               "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n", point);
+}
+static void print_xsplit_close(FILE *f, const char *point)
+{
+    fprintf(f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n", point);
+}
+
 /* A loop job written as stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER). */
 /* A loop job: stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC).
  * MODESPEC = 1: the bodies use st_mode, which the templates make a constant
@@ -1235,14 +1275,14 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
             for (int v = 0; v < u && first; ++v)
                 first = !(in->P->dtaps[R->use[v].tap]->ref == arr && in->P->dtaps[R->use[v].tap]->idx[0].c == ox);
             if (in->P->dtaps[R->use[u].tap]->ref != arr || !first) continue;
-            fprintf(f, "                {\n                ptrdiff_t st_a0, st_b0;\n"
-                       "                stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
-                       "                for (ptrdiff_t st_p = st_a0; st_p < st_b0; ++st_p) {", ox);
+            fprintf(f, "                {\n");
+            print_preimage_loops(f, in->P->dtaps[R->use[u].tap], in->P->D, 0, 1, "                ");
+            fprintf(f, " {");
             for (int v = u; v < R->nuse; ++v) {
                 const Use *us = &R->use[v];
                 if (in->P->dtaps[us->tap]->ref != arr || in->P->dtaps[us->tap]->idx[0].c != ox) continue;
                 print_term_op(f, R, v);
-                fprintf(f, "st_r%d[st_p];", roll_row_of(R, in, v));
+                fprintf(f, "st_r%d[st_p0];", roll_row_of(R, in, v));
             }
             fprintf(f, " }\n                }\n");
         }
@@ -1356,11 +1396,9 @@ static void print_bgather_terms(FILE *f, const Roll *R, const RollIn *in, int u0
                    "                for (ptrdiff_t i = st_xa; i < st_xb; ++i) st_ga%d[i] += %si%+ld];\n",
                 tp->ref, term, -tp->idx[0].c);
         fprintf(f, "                for (int st_h = 0; st_h < 2; ++st_h)\n"
-                   "                for (ptrdiff_t i = st_h ? st_xb : st_lo0; i < (st_h ? st_hi0 : st_xa); ++i) {\n"
-                   "                    ptrdiff_t st_a0, st_b0;\n"
-                   "                    stenc_preimage(i, %ld, st_n0, st_dlo0, st_dhi0, st_mode, &st_a0, &st_b0);\n"
-                   "                    for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0) st_ga%d[i] += %sst_p0];\n"
-                   "                }\n", tp->idx[0].c, tp->ref, term);
+                   "                for (ptrdiff_t i = st_h ? st_xb : st_lo0; i < (st_h ? st_hi0 : st_xa); ++i) {\n");
+        print_preimage_loops(f, tp, D, 0, 1, "                    ");
+        fprintf(f, " st_ga%d[i] += %sst_p0];\n                }\n", tp->ref, term);
     }
 }
 
@@ -1395,12 +1433,9 @@ static void bgather_helper(FILE *f, const Roll *R, const RollIn *in, const BCach
             first = !(tv->idx[1].c == tu->idx[1].c && (D < 3 || tv->idx[2].c == tu->idx[2].c));
         }
         if (!first) continue;
-        fprintf(f, "    {\n        ptrdiff_t st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n"
-                   "        stenc_preimage(j, %ld, st_n1, st_dlo1, st_dhi1, st_mode, &st_a1, &st_b1);\n", tu->idx[1].c);
-        if (D == 3)
-            fprintf(f, "        stenc_preimage(k, %ld, st_n2, st_dlo2, st_dhi2, st_mode, &st_a2, &st_b2);\n", tu->idx[2].c);
-        fprintf(f, "        for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
-                   "        for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1) {\n"
+        fprintf(f, "    {\n");
+        print_preimage_loops(f, tu, D, 1, 3, "        ");
+        fprintf(f, " {\n"
                    "                const stn_real *stn_restrict st_we = %s_bget_[[]]stn_sfx[[]](st_p1, st_p2", in->fn);
         print_roll_inputs(f, in, IN_ARGS);
         fprintf(f, ", st_bb, st_bt, st_rw, st_mode, st_dlo0, st_dhi0);\n");
@@ -1430,13 +1465,12 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
     Str b;
     str_open(&b);
     FILE *f = b.f;
-    fprintf(f, "{\n            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n");
+    fprintf(f, "{\n");
+    print_xsplit_bounds(f);
     if (in->want_v) { /* the x ends point by point, the strips between */
-        fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
-                   "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
-                   "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n", in->vpoint);
+        print_xsplit_open(f, in->vpoint);
         print_border_value(f, in->P->s, in->P->es, &in->P->E, &in->P->rv);
-        fprintf(f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n", in->vpoint);
+        print_xsplit_close(f, in->vpoint);
     }
     fprintf(f, "            %s_border_[[]]stn_sfx[[]](j, %s", in->fn, D == 3 ? "k" : "0");
     print_roll_inputs(f, in, IN_ARGS);
@@ -1592,11 +1626,9 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
     PrintCtx pp = {es, TAP_MAPPED_YZ, E->names, vars_p};
     Str b;
     str_open(&b);
-    fprintf(b.f, "{\n            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), st_xb = stenc_iclamp(st_ihi0, st_xa, st_hi0);\n"
-                 "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
-                 "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
-                 "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n",
-            border);
+    fprintf(b.f, "{\n");
+    print_xsplit_bounds(b.f);
+    print_xsplit_open(b.f, border);
     if (want_v) print_border_value(b.f, s, es, E, r);
     if (want_g) {
         for (int a = 0; a < N; ++a)
@@ -1606,15 +1638,9 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
         for (int t = 0; t < ndt; ++t) {
             long off[3] = {-dtaps[t]->idx[0].c, 0, 0};
             Node *pt = ex_shift(part[t], off);
-            fprintf(b.f, "                {\n                    ptrdiff_t st_a1, st_b1, st_a2 = 0, st_b2 = 1;\n");
-            fprintf(b.f, "                    stenc_preimage(j, %ld, st_n1, st_dlo1, st_dhi1, st_mode, &st_a1, &st_b1);\n",
-                    dtaps[t]->idx[1].c);
-            if (D == 3)
-                fprintf(b.f, "                    stenc_preimage(k, %ld, st_n2, st_dlo2, st_dhi2, st_mode, &st_a2, &st_b2);\n",
-                        dtaps[t]->idx[2].c);
-            fprintf(b.f, "                    for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
-                         "                    for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1) {\n"
-                         "                        (void)st_p2;\n");
+            fprintf(b.f, "                {\n");
+            print_preimage_loops(b.f, dtaps[t], D, 1, 3, "                    ");
+            fprintf(b.f, " {\n                        (void)st_p2;\n");
             PrintCtx pph = pp;
             if (pr_hoisted_yz(b.f, s, &pt, 1, vars_p, "                        ")) pph.tapmode = TAP_HOISTED_YZ;
             fprintf(b.f, "                        #pragma omp simd\n"
@@ -1636,7 +1662,8 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
                 fprintf(b.f, "                    { const stn_real st_gv = st_ga%d[st_ii]; stn_gstore(%s, st_q) }\n", a, E->names[N + a]);
         fprintf(b.f, "                }\n");
     }
-    fprintf(b.f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n        }\n", border);
+    print_xsplit_close(b.f, border);
+    fprintf(b.f, "        }\n");
     /* st_mode is the loop's (run-time) mode: the y/z index maps inside the x
      * loops are loop-invariant, so the x loops vectorise without copies */
     return str_close(&b);
@@ -1812,14 +1839,9 @@ static void print_preimage_sum(FILE *f, const RedPlan *P, int t, int all)
 {
     const Node *tap = P->dtaps[t];
     const int D = P->D;
-    fprintf(f, "            {\n                ptrdiff_t st_a0, st_b0%s;\n", all ? ", st_a1, st_b1, st_a2 = 0, st_b2 = 1" : "");
-    for (int d = 0; d < (all ? D : 1); ++d)
-        fprintf(f, "                stenc_preimage(%s, %ld, st_n%d, st_dlo%d, st_dhi%d, st_mode, &st_a%d, &st_b%d);\n",
-                dimvar(d), tap->idx[d].c, d, d, d, d, d);
-    if (all)
-        fprintf(f, "                for (ptrdiff_t st_p2 = st_a2; st_p2 < st_b2; ++st_p2)\n"
-                   "                for (ptrdiff_t st_p1 = st_a1; st_p1 < st_b1; ++st_p1)\n");
-    fprintf(f, "                for (ptrdiff_t st_p0 = st_a0; st_p0 < st_b0; ++st_p0)\n                    st_g%d += ", tap->ref);
+    fprintf(f, "            {\n");
+    print_preimage_loops(f, tap, D, 0, all ? 3 : 1, "                ");
+    fprintf(f, "\n                    st_g%d += ", tap->ref);
     char call[400], yz[80];
     if (all) snprintf(yz, sizeof yz, "st_p1%s", D == 3 ? ", st_p2" : "");
     else if (D == 3) snprintf(yz, sizeof yz, "j%+ld, k%+ld", -tap->idx[1].c, -tap->idx[2].c);
@@ -1827,7 +1849,6 @@ static void print_preimage_sum(FILE *f, const RedPlan *P, int t, int all)
     snprintf(call, sizeof call, "stenc_h_%s_%dd_%cpart%d_[[]]stn_sfx[[]](st_p0, %s", P->base, D, all ? 'm' : 'x', t, yz);
     fprintf(f, P->shc, call);
     fprintf(f, ");\n");
-    if (all && D == 2) fprintf(f, "                (void)st_a2; (void)st_b2;\n");
     fprintf(f, "            }\n");
 }
 
