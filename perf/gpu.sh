@@ -5,7 +5,9 @@
 # CPU one), the demo on the GPU and the GPU benchmarks with the binaries that
 # gpu-prep.sh built, and packs every result into ONE archive,
 # ${OUT:-build/gpu-out}/gpu-results.tar.gz (test.log, demo.log, demo/,
-# gpu_results.csv, gpu_summary.md, bench.log, nvidia-smi.txt).
+# gpu_results.csv, gpu_summary.md, bench.log, nvidia-smi.txt; with the
+# rows variant that gpu-prep.sh builds, gpu_results_rows.csv and
+# gpu_summary_rows.md: the same benchmarks with STENC_CUDA_ZMARCH=0).
 # Without .gpucarry it builds here first (needs m4, Check, FFTW, liblbfgs).
 # PERF_QUICK=1 for small sizes; GPU_BENCH_TIMEOUT (default 300 s).
 set -uo pipefail
@@ -45,5 +47,11 @@ q=""; [ "${PERF_QUICK:-0}" = "1" ] && q="--quick"
 echo "== GPU benchmarks"
 timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/stenc-gpu-bench" $q --csv "$res/gpu_results.csv" 2>&1 | tee "$res/bench.log"
 python3 perf/summary.py "$res/gpu_results.csv" > "$res/gpu_summary.md" 2>/dev/null || true
+if [ -x "$bin/rows/stenc-gpu-bench" ]; then
+  echo "== the 3D loops one block per row (STENC_CUDA_ZMARCH=0): tests, then the 3D benchmarks"
+  { "$bin/rows/test_cuda"; echo "test_cuda (rows) exit $?"; } 2>&1 | tee -a "$res/test.log"
+  timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/rows/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_rows.csv" 2>&1 | tee "$res/bench_rows.log"
+  python3 perf/summary.py "$res/gpu_results_rows.csv" > "$res/gpu_summary_rows.md" 2>/dev/null || true
+fi
 tar -czf "$out/gpu-results.tar.gz" -C "$res" .
 echo "results in $out/gpu-results.tar.gz"

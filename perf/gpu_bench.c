@@ -2,7 +2,8 @@
  * and every mini-app array kernel (forward, adjoint) on CUDA, float and
  * double, 2D and 3D, against a read-only device reduction and a
  * device-to-device copy over the same bytes, measured in the same run.
- *   stenc-gpu-bench [--quick] [--csv FILE]     (exit 77 without a device)
+ *   stenc-gpu-bench [--quick] [--3d] [--csv FILE]   (exit 77 without a device)
+ * --3d: the 3D grids only.
  * Same CSV columns as stenc-bench (backend "cuda"). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -76,12 +77,13 @@ static void *dev_fill(size_t bytes, const float *h, size_t hn)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, only3d = 0;
     const char *csvpath = "build/perf/gpu_results.csv";
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--3d")) only3d = 1;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csvpath = argv[++i];
-        else { fprintf(stderr, "usage: stenc-gpu-bench [--quick] [--csv FILE]\n"); return 2; }
+        else { fprintf(stderr, "usage: stenc-gpu-bench [--quick] [--3d] [--csv FILE]\n"); return 2; }
     }
     int nd = 0;
     if (stenc_cuda_device_count(&nd) != STENC_OK || nd == 0) { printf("stenc-gpu-bench: SKIP: no CUDA device\n"); return 77; }
@@ -107,6 +109,7 @@ int main(int argc, char **argv)
         for (int dbl = 0; dbl <= 1; ++dbl) {
             const size_t *n = S[si];
             int D = n[2] > 1 ? 3 : 2;
+            if (only3d && D != 3) continue;
             size_t N = n[0] * n[1] * n[2], es = dbl ? 8 : 4, B = N * es;
             const char *prec = dbl ? "f64" : "f32";
             /* a double array is filled with float bit patterns reinterpreted: finite, positive values */

@@ -111,4 +111,43 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
     return (nplanes <= 1 || t >= nrows || nrows < 1) ? (nrows > 0 ? nrows : 1) : t;
 }
 
+/* The CUDA kernels' launches: STENC_CUDA_THREADS threads a block, at most
+ * STENC_CUDA_MAX_BLOCKS blocks that stride over the work.  3D loops march
+ * along z (STENC_CUDA_ZMARCH 1, the default; m4/backend_cuda.m4 stn_zmarch):
+ * a block owns a tile of STENC_CUDA_TX x STENC_CUDA_TY points of a plane,
+ * each thread one point of it, and walks a chunk of planes upwards, so that
+ * the planes a point reads below and above it were read by the same thread
+ * one and two steps before (L1 hits instead of L2 traffic).  Build with
+ * -DSTENC_CUDA_ZMARCH=0 for one block per row (j, k), as in 2D. */
+#define STENC_CUDA_THREADS 256
+#define STENC_CUDA_MAX_BLOCKS 1024
+#ifndef STENC_CUDA_ZMARCH
+#define STENC_CUDA_ZMARCH 1
+#endif
+#define STENC_CUDA_TX 32
+#define STENC_CUDA_TY (STENC_CUDA_THREADS / STENC_CUDA_TX)
+
+/* Planes per work item of a z-marching loop over TILES tiles of a plane and
+ * PLANES planes: the smallest chunk that leaves at most four items per
+ * block of the largest launch (so at least two while the grid is large
+ * enough), at most 64 planes (the longer a chunk, the fewer planes are read
+ * twice at the chunks' edges). */
+STENC_HD ptrdiff_t stenc_cuda_kchunk(ptrdiff_t tiles, ptrdiff_t planes)
+{
+    const ptrdiff_t want = 4 * STENC_CUDA_MAX_BLOCKS;
+    ptrdiff_t kc = (tiles * planes + want - 1) / want;
+    if (kc > 64) kc = 64;
+    return kc < 1 ? 1 : kc;
+}
+
+/* The work items of a z-marching loop over n0 x n1 x n2 points: the tiles of
+ * a plane times the chunks of planes; 0 for an empty box */
+STENC_HD ptrdiff_t stenc_cuda_zitems(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2)
+{
+    if (n0 <= 0 || n1 <= 0 || n2 <= 0) return 0;
+    const ptrdiff_t tiles = ((n0 + STENC_CUDA_TX - 1) / STENC_CUDA_TX) * ((n1 + STENC_CUDA_TY - 1) / STENC_CUDA_TY);
+    const ptrdiff_t kc = stenc_cuda_kchunk(tiles, n2);
+    return tiles * ((n2 + kc - 1) / kc);
+}
+
 #endif /* STENC_INLINE_H */

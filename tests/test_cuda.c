@@ -95,13 +95,17 @@ static void host_copy(void *h, const void *d, size_t bytes) { CK_OK(stenc_cuda_t
     } while (0)
 
 /* 2D grids: ordinary, more rows than blocks in a launch, long short rows;
- * 3D: nx below a block, nx above a block, many rows */
+ * 3D: nx below a block, nx above a block, many rows, and one whose z-marching
+ * loops (STENC_CUDA_ZMARCH) have chunks of several planes, a last chunk
+ * shorter than the others, and more work items than a launch has blocks */
 static const size_t grid2[][2] = {{301, 97}, {37, 2100}, {1500, 5}};
-static const size_t grid3[][3] = {{61, 37, 23}, {300, 9, 7}, {17, 40, 70}};
+static const size_t grid3[][3] = {{61, 37, 23}, {300, 9, 7}, {17, 40, 70}, {40, 300, 301}};
+#define NGRID2 3
+#define NGRID3 4
 
 START_TEST(regularizers_cpu_vs_gpu)
 {
-    const int D = _i < 3 ? 2 : 3, g = _i % 3;
+    const int D = _i < NGRID2 ? 2 : 3, g = D == 2 ? _i : _i - NGRID2;
     size_t nx = D == 2 ? grid2[g][0] : grid3[g][0], ny = D == 2 ? grid2[g][1] : grid3[g][1];
     size_t nz = D == 2 ? 1 : grid3[g][2], N = nx * ny * nz;
     rng_t r = {31 + (uint64_t)_i};
@@ -244,9 +248,9 @@ int main(void)
     Suite *s = suite_create("cuda");
     TCase *tc = tcase_create("all");
     tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, regularizers_cpu_vs_gpu, 0, 6);
+    tcase_add_loop_test(tc, regularizers_cpu_vs_gpu, 0, NGRID2 + NGRID3);
     tcase_add_test(tc, kernels_2d_cpu_vs_gpu);
-    tcase_add_loop_test(tc, kernels_3d_cpu_vs_gpu, 0, 3);
+    tcase_add_loop_test(tc, kernels_3d_cpu_vs_gpu, 0, NGRID3);
     tcase_add_test(tc, cuda_bad_arguments);
     suite_add_tcase(s, tc);
     return run_suite_nofork(s) ? 1 : 0;
