@@ -11,7 +11,9 @@
  *     points (u in L1), v of the row below kept per thread; 3D row by row with
  *     w of the plane below kept per thread (not tiled: a plane of w is 1 MB at
  *     512^2, so it is read back from L2/L3, where stenc tiles planes);
- *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop.
+ *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop; fused
+ *     with its value (value_grad), the same loop with the value's forward
+ *     differences shared with the gradient, summed like the values.
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
@@ -224,6 +226,40 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG3_YZ(nx - 1);
 #undef HAND_TIKG3_YZ
         }
+}
+
+/* ---- the Tikhonov gradient fused with its value (value_grad): the value's
+ * forward differences are the gradient's, summed in float along the row in
+ * vector registers, each row's sum added in double; 3D (nz = 1: 2D, whose
+ * z neighbours are the row itself and add 0) ---- */
+static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                                   float *restrict g)
+{
+    const size_t P = nx * ny;
+    const float cx = 2 * wx, cy = 2 * wy, cz = 2 * wz;
+    double v = 0;
+#pragma omp parallel for schedule(static) collapse(2) reduction(+:v)
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j) {
+            const HandRows R = hand_rows(x, nx, ny, nz, j, k);
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
+            float *gr = g + nx * j + P * k;
+#define HAND_TIKG_YZ(i) (cy * ((r[i] - ym[i]) - (yp[i] - r[i])) + cz * ((r[i] - zm[i]) - (zp[i] - r[i])))
+#define HAND_TIKG_VYZ(i) (wy * (yp[i] - r[i]) * (yp[i] - r[i]) + wz * (zp[i] - r[i]) * (zp[i] - r[i]))
+            float acc = wx * (r[1] - r[0]) * (r[1] - r[0]) + HAND_TIKG_VYZ(0) + HAND_TIKG_VYZ(nx - 1);
+            gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
+#pragma omp simd reduction(+:acc)
+            for (size_t i = 1; i < nx - 1; ++i) {
+                const float a = r[i + 1] - r[i];
+                acc += wx * a * a + HAND_TIKG_VYZ(i);
+                gr[i] = cx * ((r[i] - r[i - 1]) - a) + HAND_TIKG_YZ(i);
+            }
+            gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
+            v += acc;
+#undef HAND_TIKG_YZ
+#undef HAND_TIKG_VYZ
+        }
+    return v;
 }
 
 /* ---- the Tikhonov-Laplacian gradient, 2D and 3D: with replicated edges
