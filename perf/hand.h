@@ -208,6 +208,9 @@ static inline HandRows hand_rows(const float *x, size_t nx, size_t ny, size_t nz
 
 /* ---- the Tikhonov gradient in 3D: the same, one row at a time, the
  * neighbouring rows and planes by clamped row pointers ---- */
+/* the y and z part of the gradient at point i of row r (rows ym, yp, zm, zp
+ * around it; cy = 2 wy, cz = 2 wz) */
+#define HAND_TIKG_YZ(i) (cy * ((r[i] - ym[i]) - (yp[i] - r[i])) + cz * ((r[i] - zm[i]) - (zp[i] - r[i])))
 static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
                             float *restrict g)
 {
@@ -219,12 +222,10 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
-#define HAND_TIKG3_YZ(i) (cy * ((r[i] - ym[i]) - (yp[i] - r[i])) + cz * ((r[i] - zm[i]) - (zp[i] - r[i])))
-            gr[0] = cx * (r[0] - r[1]) + HAND_TIKG3_YZ(0);
+            gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
 #pragma omp simd
-            for (size_t i = 1; i < nx - 1; ++i) gr[i] = cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG3_YZ(i);
-            gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG3_YZ(nx - 1);
-#undef HAND_TIKG3_YZ
+            for (size_t i = 1; i < nx - 1; ++i) gr[i] = cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i);
+            gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
         }
 }
 
@@ -244,7 +245,6 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
-#define HAND_TIKG_YZ(i) (cy * ((r[i] - ym[i]) - (yp[i] - r[i])) + cz * ((r[i] - zm[i]) - (zp[i] - r[i])))
 #define HAND_TIKG_VYZ(i) (wy * (yp[i] - r[i]) * (yp[i] - r[i]) + wz * (zp[i] - r[i]) * (zp[i] - r[i]))
             float acc = wx * (r[1] - r[0]) * (r[1] - r[0]) + HAND_TIKG_VYZ(0) + HAND_TIKG_VYZ(nx - 1);
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
@@ -256,11 +256,11 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
             }
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
             v += acc;
-#undef HAND_TIKG_YZ
 #undef HAND_TIKG_VYZ
         }
     return v;
 }
+#undef HAND_TIKG_YZ
 
 /* ---- the Tikhonov-Laplacian gradient, 2D and 3D: with replicated edges
  * the Laplacian L is symmetric, so dR/dx = 2 L (L x): two passes of the
