@@ -152,7 +152,7 @@ m4_ifelse([[$1]], 3, [[#if STENC_CUDA_ZMARCH
         const ptrdiff_t st_work = st_rows;
 #endif
 ]], [[        const ptrdiff_t st_work = st_rows;
-]])        const unsigned int st_nblk = (unsigned int)(st_work < 1 ? 1 : (st_work > STENC_CUDA_MAX_BLOCKS ? STENC_CUDA_MAX_BLOCKS : st_work));
+]])        const unsigned int st_nblk = stenc_cuda_blocks(st_work);
 m4_ifelse([[$2]], 1, [[        st_nblk_last = st_nblk;
 ]])        stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]]<<<st_nblk, STENC_CUDA_THREADS, 0, stream>>>(stn_e_call, st_ws, st_cnt);
         cudaError_t e = cudaGetLastError();

@@ -127,6 +127,13 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
 #define STENC_CUDA_TX 32
 #define STENC_CUDA_TY (STENC_CUDA_THREADS / STENC_CUDA_TX)
 
+/* The blocks of a launch over WORK items (rows, or z-marching items): one
+ * per item, at least 1, at most STENC_CUDA_MAX_BLOCKS (they stride) */
+STENC_HD unsigned int stenc_cuda_blocks(ptrdiff_t work)
+{
+    return (unsigned int)(work < 1 ? 1 : (work > STENC_CUDA_MAX_BLOCKS ? STENC_CUDA_MAX_BLOCKS : work));
+}
+
 /* Planes per work item of a z-marching loop over TILES tiles of a plane and
  * PLANES planes: the smallest chunk that leaves at most four items per
  * block of the largest launch (so at least two while the grid is large

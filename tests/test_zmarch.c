@@ -5,7 +5,8 @@
  * run them.  Every point of the box must be visited exactly once, none
  * outside it, and each by the body its position calls for (interior, x end
  * of an interior row, border).  The launch size is the host launcher's
- * (at most STENC_CUDA_MAX_BLOCKS blocks, one per work item) and a small one
+ * (stenc_cuda_blocks: one block per work item, at most
+ * STENC_CUDA_MAX_BLOCKS) and a small one
  * (3 blocks: every block strides over many items).  The expected visits
  * come from the box alone. */
 #include "testutil.h"
@@ -80,8 +81,7 @@ static unsigned int zblocks(const ZBox *b, int march)
 {
     ptrdiff_t n[3];
     for (int d = 0; d < 3; ++d) n[d] = b->hi[d] > b->lo[d] ? b->hi[d] - b->lo[d] : 0;
-    const ptrdiff_t w = march ? stenc_cuda_zitems(n[0], n[1], n[2]) : n[1] * n[2];
-    return (unsigned int)(w < 1 ? 1 : (w > STENC_CUDA_MAX_BLOCKS ? STENC_CUDA_MAX_BLOCKS : w));
+    return stenc_cuda_blocks(march ? stenc_cuda_zitems(n[0], n[1], n[2]) : n[1] * n[2]);
 }
 
 /* grids: below and above a tile in x, rows not a multiple of a tile's,
@@ -138,6 +138,9 @@ START_TEST(chunks_fill_the_launch)
     ck_assert_int_eq(stenc_cuda_zitems(5, 0, 5), 0);
     ck_assert_int_eq(stenc_cuda_zitems(5, 5, 0), 0);
     ck_assert_int_eq(stenc_cuda_zitems(512, 512, 512), 16 * 64 * 8);
+    ck_assert_uint_eq(stenc_cuda_blocks(0), 1);
+    ck_assert_uint_eq(stenc_cuda_blocks(5), 5);
+    ck_assert_uint_eq(stenc_cuda_blocks(16 * 64 * 8), STENC_CUDA_MAX_BLOCKS);
 }
 END_TEST
 
