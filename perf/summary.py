@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Markdown summary of build/perf/results.csv: per kernel, T_eff and the ratio
-to the ceiling measured in the same run, and stenc's speed-up over the peers."""
+to the ceiling measured in the same run, and stenc's speed-up over the peers.
+  summary.py RESULTS.csv [BASELINE.csv]
+With BASELINE (another build's run, e.g. perf/gpu.sh's gpu_results_rows.csv:
+the CUDA 3D loops one block per row) also the time of each entry of RESULTS
+over its time in BASELINE, for the entries both have."""
 import csv
 import sys
 from collections import defaultdict
@@ -48,3 +52,9 @@ for k, d in by.items():
 if vg:
     vg.sort()
     print(f"\nvalue_grad / grad time: median {vg[len(vg)//2]:.2f}, max {vg[-1]:.2f} over {len(vg)} kernels.")
+# against a baseline run (another build): time / baseline time, same entry
+if len(sys.argv) > 2:
+    base = {key(r) + (r['backend'],): float(r['median_s']) for r in csv.DictReader(open(sys.argv[2]))}
+    table(f"Against {sys.argv[2]} (time / its time)", ["backend", "ratio"],
+          [f"{cells(k)} {b} | {t/base[k + (b,)]:.2f} |" for k, d in sorted(by.items()) for b, t in d.items()
+           if k + (b,) in base and b != 'c'])
