@@ -10,11 +10,12 @@
  * same random starting values on both sides, and on a non-default stream.
  *
  * Without a CUDA device the suite is skipped (exit status 77) with a message
- * saying so.  Built with -DSTENC_CUDA_EMU and linked with the emulated CUDA
- * units (tests/emu; test_cuda_emu) it runs the same checks with every launch
- * executed block by block and thread by thread on the host.  The probe does not initialise CUDA in this process before the
+ * saying so.  The probe does not initialise CUDA in this process before the
  * suite runs: the suite runs without fork (a CUDA context does not survive
- * fork), see main(). */
+ * fork), see main().  Built with -DSTENC_CUDA_EMU and linked with the
+ * emulated CUDA units (tests/emu; test_cuda_emu) it runs the same checks
+ * with every launch executed block by block and thread by thread on the
+ * host. */
 #include "testutil.h"
 #include "diffusion.h"
 #include "acoustic2d.h"
