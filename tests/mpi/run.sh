@@ -29,11 +29,13 @@ for np in 1 2 3 4 8; do
     tally "$line"
   fi
 done
-# the device halo updates (skipped without a GPU: exit 77)
+# the device halo updates (skipped without a GPU: exit 77), and the same
+# test with the CUDA units emulated on the host (tests/emu: never skips)
 dev=${3:-build/tests/mpi/test_dist_cuda}
-if [ -x "$dev" ]; then
+for devbin in "$dev" "${dev}_emu"; do
+  [ -x "$devbin" ] || continue
   for np in 1 2; do
-    out=$(timeout 300 mpirun --oversubscribe -np "$np" "$dev" 2>&1); r=$?
+    out=$(timeout 300 mpirun --oversubscribe -np "$np" "$devbin" 2>&1); r=$?
     if [ "$r" -eq 77 ] || printf '%s\n' "$out" | grep -q 'SKIP'; then
       printf '%s\n' "$out" | grep SKIP | head -1; break
     fi
@@ -42,7 +44,7 @@ if [ -x "$dev" ]; then
     if [ "$r" -ne 0 ] || [ -z "$line" ]; then printf '%s\n' "$out" | tail -5; tc=$((tc + 1)); tf=$((tf + 1)); rc=1; continue; fi
     tally "$line"
   done
-fi
+done
 # the distributed adjoint-state gradient: its Taylor test at 1, 2, 4 and 8
 # processes, and the same J and <g, dK> at every process count (1e-12)
 wave=${2:-build/bin/stenc-wave-adjoint}

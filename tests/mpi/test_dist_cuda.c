@@ -129,7 +129,12 @@ int main(int argc, char **argv)
     diffusion_device(&checks, &fails, rank);
     int all[2] = {0, 0}, mine[2] = {checks, fails};
     MPI_Reduce(mine, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (!rank) printf("%d%%: Checks: %d, Failures: %d, Errors: 0   (test_dist_cuda)\n", all[0] ? 100 * (all[0] - all[1]) / all[0] : 0, all[0], all[1]);
+#ifdef STENC_CUDA_EMU
+    const char *what = "test_dist_cuda, CUDA emulated on the host";
+#else
+    const char *what = "test_dist_cuda";
+#endif
+    if (!rank) printf("%d%%: Checks: %d, Failures: %d, Errors: 0   (%s)\n", all[0] ? 100 * (all[0] - all[1]) / all[0] : 0, all[0], all[1], what);
     MPI_Finalize();
     return fails ? 1 : 0;
 }
