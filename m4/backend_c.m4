@@ -110,29 +110,18 @@ m4_define([[stn_voids]], [[m4_ifelse([[$1]], [[]], [[]], [[ (void)$1;stn_voids(m
 # value of one point (st_v) into the strip buffer; the strip's sum added to st_acc
 m4_define([[stn_vacc]], [[st_vb[st_vi] = st_v;]])
 # stn_vsum(N[, OFF]): the strip's N values, from st_vb[OFF] when given, in
-# pieces of STENC_VSTRIP.  f32: per vector lane in float, the lanes into
-# the row chunk's double lanes (st_dl, as stn_vstrips_tail does), the
-# piece's last partial vector as its last whole vector again with the
-# lanes before it adding 0; f64: in double.  A float-to-double conversion
+# pieces of STENC_VSTRIP.  f32: the strips of stn_vstrips_tail over the
+# buffer (per vector lane in float, the lanes into the row chunk's double
+# lanes st_dl, the piece's last partial vector as its last whole vector
+# again with the lanes before it adding 0); f64: in double.  N and OFF are
+# evaluated before the f32 block declares st_ia, st_ib (and, in its loop,
+# st_i0, st_ie, i), so they may not name those.  A float-to-double conversion
 # per value and one chain of double adds cost the 3D Tikhonov-Laplacian's
 # value_grad a fifth of its time, a horizontal sum per piece and a scalar
 # epilogue through the stack a tenth (perf/NOTES.md section 18)
 m4_define([[stn_vsum]], [[m4_ifelse(stn_sfx, f32, [[{ const float *const st_vp = st_vb[[]]m4_ifelse([[$2]], [[]], [[]], [[ + ($2)]]);
-            const ptrdiff_t st_vn = $1;
-            for (ptrdiff_t st_v0 = 0; st_v0 < st_vn; st_v0 += STENC_VSTRIP) {
-            const ptrdiff_t st_v1 = st_vn - st_v0 < STENC_VSTRIP ? st_vn : st_v0 + STENC_VSTRIP;
-            const ptrdiff_t st_vm = st_v0 + (st_v1 - st_v0) / stn_vlanes * stn_vlanes;
-            float st_fl[STENC_VLB / sizeof(float)] = {0};
-            for (ptrdiff_t st_b = st_v0; st_b < st_vm; st_b += stn_vlanes)
-            #pragma omp simd
-            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_fl[st_w] += st_vp[st_b + st_w];
-            if (st_vm < st_v1 && st_v1 >= stn_vlanes) {
-            #pragma omp simd
-            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_fl[st_w] += st_v1 - stn_vlanes + st_w >= st_vm ? st_vp[st_v1 - stn_vlanes + st_w] : 0;
-            } else for (ptrdiff_t st_vi = st_vm; st_vi < st_v1; ++st_vi) st_fl[0] += st_vp[st_vi];
-            #pragma omp simd
-            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
-            } }]], [[{ double st_sacc = 0;
+            const ptrdiff_t st_ia = 0, st_ib = $1;
+stn_vstrips_tail([[{ const float st_v = st_vp[i]; stn_vacc }]])            }]], [[{ double st_sacc = 0;
             for (ptrdiff_t st_v0 = 0; st_v0 < $1; st_v0 += STENC_VSTRIP) {
             const ptrdiff_t st_v1 = $1 - st_v0 < STENC_VSTRIP ? $1 : st_v0 + STENC_VSTRIP;
             stn_real st_fs = 0;
