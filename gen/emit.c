@@ -1807,13 +1807,20 @@ static int end_roots(const EndsIn *in, int mode, int right, long e, Node **roots
     return nr;
 }
 
+/* the switch label of boundary mode MODE (0 valid, 1 neumann, 2 periodic)
+ * in the per-mode row ends: valid is the default */
+static const char *mode_case(int mode)
+{
+    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
+    return label[mode];
+}
+
 /* the fast ends under one mode: a branch per end point that adds anything,
  * printed with shared temporaries */
 static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
 {
-    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
     const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
-    fprintf(f, "            %s:\n", label[mode]);
+    fprintf(f, "            %s:\n", mode_case(mode));
     const char *sep = "            ";
     for (int right = 0; right < 2; ++right)
         for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) {
@@ -1902,7 +1909,6 @@ static void print_row_ends(FILE *f, const EndsIn *in)
  * returns 1, or 0 when a tap reaches too far along x. */
 static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
 {
-    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
     const EndsIn ein = {in->P, in->want_v, 1};
     if (!fast_ends_fit(&ein)) return 0;
     const long nl = ends_left(&ein), nrt = ends_right(&ein);
@@ -1910,7 +1916,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
                "            switch (st_mode) {\n", end_min(&ein), nl, nrt);
     for (int m = 1; m <= 3; ++m) {
         const int mode = m % 3;
-        fprintf(f, "            %s:\n", label[mode]);
+        fprintf(f, "            %s:\n", mode_case(mode));
         for (int right = 0; right < 2; ++right)
             for (long e = 0; e < (right ? nrt : nl); ++e) {
                 fprintf(f, "            {\n                const ptrdiff_t i = %s%ld;\n                ", right ? "st_n0 - " : "",
@@ -1957,7 +1963,6 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
  * function's slots and their stores at point i. */
 static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr)
 {
-    static const char *const label[3] = {"default", "case STENC_NEUMANN", "case STENC_PERIODIC"};
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     const EndsIn ein = {in->P, 0, 1};
     if (!fast_ends_fit(&ein)) return;
@@ -1970,7 +1975,7 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
     for (int m = 1; m <= 3; ++m) {
         const int mode = m % 3;
         const long dlo = mode == 0 ? -omin0 : 0, dhi = mode == 0 ? -omax0 : 0; /* dhi: from st_n0 */
-        fprintf(f, "    %s:\n", label[mode]);
+        fprintf(f, "    %s:\n", mode_case(mode));
         for (int right = 0; right < 2; ++right)
             for (long c = right ? xb : dlo; c < (right ? dhi : xa); ++c) {
                 Node *pinned[MAXTAP + 1];
