@@ -15,7 +15,8 @@
  * fork), see main().  Built with -DSTENC_CUDA_EMU and linked with the
  * emulated CUDA units (tests/emu; test_cuda_emu) it runs the same checks
  * with every launch executed block by block and thread by thread on the
- * host. */
+ * host; test_cuda_emu_rows the same with the units built with
+ * -DSTENC_CUDA_ZMARCH=0 (3D loops one block per row). */
 #include "testutil.h"
 #include "diffusion.h"
 #include "acoustic2d.h"
@@ -253,7 +254,9 @@ int main(void)
     char name[256];
     stenc_cuda_device_name(name, sizeof name);
     printf("test_cuda: device %s\n", name);
-#ifdef STENC_CUDA_EMU
+#if defined STENC_CUDA_EMU && defined STENC_CUDA_ZMARCH && !STENC_CUDA_ZMARCH
+    Suite *s = suite_create("cuda kernels emulated on the host (tests/emu), 3D loops one block per row");
+#elif defined STENC_CUDA_EMU
     Suite *s = suite_create("cuda kernels emulated on the host (tests/emu)");
 #else
     Suite *s = suite_create("cuda");
