@@ -63,11 +63,15 @@ static double median_time(run_f fn, void *ctx)
 }
 
 /* Medians of several functions timed in rounds: each round calls every
- * function once, in order, so a slow phase of the machine (this VM's speed
- * drifts by up to 1.4x within one process, perf/NOTES.md section 13) falls
- * on all of them alike and the ratios between them (value_grad / grad,
- * stenc / hand, kernel / ceiling) come from the same minutes.  One warm-up
- * round first; its length chooses the number of rounds. */
+ * function once, so a slow phase of the machine (this VM's speed drifts by
+ * up to 1.4x within one process, perf/NOTES.md section 13) falls on all of
+ * them alike and the ratios between them (value_grad / grad, stenc / hand,
+ * kernel / ceiling) come from the same minutes.  Each round in an order of
+ * its own (a fixed pseudo-random permutation), so that no function always
+ * runs right after the same one: the same object timed twice in a row
+ * read 0.95-1.03 of its time the second time, value_grad 0.95-0.97 in five
+ * runs of eight (section 20).  One warm-up round first; its
+ * length chooses the number of rounds. */
 enum { RR_MAX = 64 };
 typedef struct { run_f fn; void *ctx; double t[25]; } RoundItem;
 static void round_robin(RoundItem *it, int n)
@@ -76,12 +80,23 @@ static void round_robin(RoundItem *it, int n)
     for (int k = 0; k < n; ++k) it[k].fn(it[k].ctx);
     double one = bench_now() - t0;
     int reps = one > 20 ? 3 : one > 4 ? 5 : one > 0.5 ? 7 : quick ? 9 : 11;
-    for (int r = 0; r < reps; ++r)
-        for (int k = 0; k < n; ++k) {
+    int order[RR_MAX];
+    unsigned lcg = 12345u;
+    for (int r = 0; r < reps; ++r) {
+        for (int k = 0; k < n; ++k) order[k] = k;
+        for (int k = n - 1; k > 0; --k) { /* Fisher-Yates */
+            lcg = lcg * 1103515245u + 12345u;
+            const int q = (int)((lcg >> 16) % (unsigned)(k + 1)), t = order[k];
+            order[k] = order[q];
+            order[q] = t;
+        }
+        for (int m = 0; m < n; ++m) {
+            const int k = order[m];
             double s = bench_now();
             it[k].fn(it[k].ctx);
             it[k].t[r] = bench_now() - s;
         }
+    }
     for (int k = 0; k < n; ++k) {
         qsort(it[k].t, (size_t)reps, sizeof(double), bench_cmpd);
         it[k].t[0] = it[k].t[reps / 2];
