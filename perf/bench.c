@@ -70,8 +70,8 @@ static double median_time(run_f fn, void *ctx)
  * its own (a fixed pseudo-random permutation), so that no function always
  * runs right after the same one: the same object timed twice in a row
  * read 0.95-1.03 of its time the second time, value_grad 0.95-0.97 in five
- * runs of eight (section 20).  One warm-up round first; its
- * length chooses the number of rounds. */
+ * runs of eight (section 20).  One warm-up round first; its length chooses
+ * the number of rounds. */
 enum { RR_MAX = 64 };
 typedef struct { run_f fn; void *ctx; double t[25]; } RoundItem;
 static void round_robin(RoundItem *it, int n)
