@@ -24,7 +24,7 @@ if [ "$(cat $w/tree-old.rev 2>/dev/null)" != "$sha" ]; then
 fi
 make -j2 build/lib/libstenc_kernels.a build/lib/libstenc.a >/dev/null
 cc=${CC:-cc}
-flags="-std=c11 -O3 -march=native -fopenmp -fno-math-errno"
+flags="-std=c11 -Wall -Wextra -Werror -O3 -march=native -fopenmp -fno-math-errno"
 # side NAME TREE COPY: TREE's kernel objects (no CUDA units) and the shim as
 # one object, ab_run_NAME its only global stenc_/ab_ definition
 side() {
