@@ -2,11 +2,14 @@
 # perf/ab.sh REV DIMS N [REG...]: the regularizer entries of git revision REV
 # (old) against the working tree's build (new), f32, in one process per link
 # order, with a control (a second copy of the new build).  Builds REV's
-# kernels without CUDA into build/ab/tree-old (a few minutes, once per REV), the
-# working tree's with make.  A result is a new/old ratio that holds in both
-# link orders, beside control/new ratios near 1 (perf/NOTES.md section 20:
-# the call order and the code's placement alone move a ratio by up to 10%
-# on the development VM).  Environment: AB_REPS, AB_WHAT (perf/ab.c).
+# kernels without CUDA into build/ab/tree-old (about a minute, once per REV),
+# the working tree's with make.  Both sides use the working tree's runtime
+# library and benchmark registry (perf/bench_kernels.h): REV must have the
+# same regularizers and runtime calls.  A result is a new/old ratio that
+# holds in both link orders, well outside the control/new ratios' spread
+# (perf/NOTES.md section 20: the call order and the code's placement alone
+# move a ratio by up to 10% on the development VM).  Environment: AB_REPS,
+# AB_WHAT (perf/ab.c).
 set -euo pipefail
 if [ $# -lt 3 ]; then echo "usage: perf/ab.sh REV DIMS N [REG...]" >&2; exit 2; fi
 rev=$1; shift
@@ -25,7 +28,7 @@ fi
 make -j2 build/lib/libstenc_kernels.a build/lib/libstenc.a >/dev/null
 cc=${CC:-cc}
 flags="-std=c11 -Wall -Wextra -Werror -O3 -march=native -fopenmp -fno-math-errno"
-# side NAME TREE COPY: TREE's kernel objects (no CUDA units) and the shim as
+# side NAME TREE: TREE's kernel objects (no CUDA units) and the shim as
 # one object, ab_run_NAME its only global stenc_/ab_ definition
 side() {
     local d=$w/side-$1
