@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     double *t = malloc(3 * (size_t)reps * sizeof *t);
     if (!x || !m || !g || !t) { fprintf(stderr, "ab: out of memory\n"); return 1; }
     for (size_t q = 0; q < N; ++q) {
-        x[q] = (float)(1.5 + sin(0.001 * (double)q) + 0.5 * cos(0.37 * (double)(q % 1013)));
+        x[q] = (float)bench_x(q);
         m[q] = 1.0f;
         g[q] = 0;
     }

@@ -265,9 +265,8 @@ int main(int argc, char **argv)
             const char *prec = dbl ? "f64" : "f32";
             void *x = xmalloc(N * es), *m = xmalloc(N * es), *g = xmalloc(N * es);
             for (size_t q = 0; q < N; ++q) {
-                double v = sin(0.001 * (double)q) + 0.5 * cos(0.37 * (double)(q % 1013));
-                if (dbl) { ((double *)x)[q] = 1.5 + v; ((double *)m)[q] = 1.0; ((double *)g)[q] = 0; }
-                else { ((float *)x)[q] = (float)(1.5 + v); ((float *)m)[q] = 1.0f; ((float *)g)[q] = 0; }
+                if (dbl) { ((double *)x)[q] = bench_x(q); ((double *)m)[q] = 1.0; ((double *)g)[q] = 0; }
+                else { ((float *)x)[q] = (float)bench_x(q); ((float *)m)[q] = 1.0f; ((float *)g)[q] = 0; }
             }
             /* the ceilings, every selected regularizer entry and the hand
              * loops, timed together in rounds (round_robin) */

@@ -8,6 +8,7 @@
 #ifndef STENC_BENCH_KERNELS_H
 #define STENC_BENCH_KERNELS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
@@ -37,6 +38,12 @@ static inline int bench_cmpd(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+/* the regularizers' input at point q (make perf and perf/ab.sh time the
+ * same data): smooth along the array with a faster ripple, in [0, 3] */
+static inline double bench_x(size_t q)
+{
+    return 1.5 + (sin(0.001 * (double)q) + 0.5 * cos(0.37 * (double)(q % 1013)));
 }
 /* one measurement: a CSV row (kernel,entry,backend,dims,nx,ny,nz,precision,
  * median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio) and a progress line */
