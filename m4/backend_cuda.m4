@@ -193,7 +193,7 @@ m4_define([[stn_zmarch]], [[#if STENC_CUDA_ZMARCH
     {
         const ptrdiff_t st_n0r = st_hi0 > st_lo0 ? st_hi0 - st_lo0 : 0;
         const ptrdiff_t st_nt0 = (st_n0r + STENC_CUDA_TX - 1) / STENC_CUDA_TX;
-        const ptrdiff_t st_tiles = st_nt0 * ((st_n1r + STENC_CUDA_TY - 1) / STENC_CUDA_TY);
+        const ptrdiff_t st_tiles = stenc_cuda_ztiles(st_n0r, st_n1r);
         const ptrdiff_t st_kc = stenc_cuda_kchunk(st_tiles, st_n2r);
         const ptrdiff_t st_items = stenc_cuda_zitems(st_n0r, st_n1r, st_n2r);
         for (ptrdiff_t st_t = blockIdx.x; st_t < st_items; st_t += gridDim.x) {

@@ -147,12 +147,19 @@ STENC_HD ptrdiff_t stenc_cuda_kchunk(ptrdiff_t tiles, ptrdiff_t planes)
     return kc < 1 ? 1 : kc;
 }
 
+/* The tiles of an n0 x n1 plane: STENC_CUDA_TX x STENC_CUDA_TY points
+ * each, n0 / STENC_CUDA_TX (rounded up) of them along x */
+STENC_HD ptrdiff_t stenc_cuda_ztiles(ptrdiff_t n0, ptrdiff_t n1)
+{
+    return ((n0 + STENC_CUDA_TX - 1) / STENC_CUDA_TX) * ((n1 + STENC_CUDA_TY - 1) / STENC_CUDA_TY);
+}
+
 /* The work items of a z-marching loop over n0 x n1 x n2 points: the tiles of
  * a plane times the chunks of planes; 0 for an empty box */
 STENC_HD ptrdiff_t stenc_cuda_zitems(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2)
 {
     if (n0 <= 0 || n1 <= 0 || n2 <= 0) return 0;
-    const ptrdiff_t tiles = ((n0 + STENC_CUDA_TX - 1) / STENC_CUDA_TX) * ((n1 + STENC_CUDA_TY - 1) / STENC_CUDA_TY);
+    const ptrdiff_t tiles = stenc_cuda_ztiles(n0, n1);
     const ptrdiff_t kc = stenc_cuda_kchunk(tiles, n2);
     return tiles * ((n2 + kc - 1) / kc);
 }
