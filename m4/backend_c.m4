@@ -277,6 +277,9 @@ m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 # stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA):
 # MODE non-empty defines st_mode (the boundary mode the reduction bodies use);
 # XEND is the body of the x ends of the rows that reach the interior code;
+# both ends of a row run before its interior loop: after it, the right end's
+# scalar code cost the 3D values up to a fifth of their time at 256^3
+# (perf/NOTES.md section 21);
 # ROLL (when given) replaces the whole of those rows (it gathers their x ends
 # from its ring), XEND then runs only rows too short for an interior.  Interior sums:
 # through the strip buffer for values alone; straight into the double
@@ -304,10 +307,10 @@ m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = s
 m4_ifelse([[$8]], [[]], [[            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
-m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[stn_interior([[$2]], [[$3]], [[$10]])]])            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
+            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         $7
             }
-]], [[            if (st_ia < st_ib) $8
+m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[stn_interior([[$2]], [[$3]], [[$10]])]])]], [[            if (st_ia < st_ib) $8
             else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
         $7
             }
