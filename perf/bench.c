@@ -9,10 +9,15 @@
  * expert hand-written C loops for TV 2D/3D and the Tikhonov gradient
  * (perf/hand.h, same flags), checked against stenc in the same run.
  *
- *   stenc-bench [--quick] [--csv FILE] [--only NAME,NAME...] [--dims 2|3]
+ * The two ratios issue 14 sets targets for (stenc / hand loop, value_grad /
+ * grad) are also measured as duels: the two calls alternated, the median
+ * of the pairs' ratios (duel(), written to a second CSV).
+ *
+ *   stenc-bench [--quick] [--csv FILE] [--duels FILE] [--only NAME,NAME...] [--dims 2|3]
  * --only and --dims select kernels and sizes for a focused measurement (the
- * ceilings are always measured). 
- * Rows: kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio */
+ * ceilings are always measured).
+ * Rows: kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio
+ * Duel rows: pair,kernel,dims,nx,ny,nz,precision,median,q1,q3,pairs */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +30,7 @@
 
 #include "bench_kernels.h"
 
-static FILE *csv;
+static FILE *csv, *duels;
 static int quick;
 static const char *only; /* comma-separated kernel names, or NULL for all */
 
@@ -101,6 +106,37 @@ static void round_robin(RoundItem *it, int n)
         qsort(it[k].t, (size_t)reps, sizeof(double), bench_cmpd);
         it[k].t[0] = it[k].t[reps / 2];
     }
+}
+
+/* A duel: A and B called alternately (AB, BA, AB, ...) and the ratio tA / tB
+ * of each pair; its median and quartiles go to the duels CSV.  round_robin's
+ * ratios (a median over a median) take A and B up to a round apart, seconds
+ * at 512^3 with 37 items a round, and its cells moved between runs by more
+ * than the 1.05 the targets ask to resolve (perf/NOTES.md section 22); a
+ * pair is two calls apart, so a drift of the VM's speed falls on both.
+ * Called after round_robin: both are warm and their medians there (t[0])
+ * choose the number of pairs. */
+typedef struct { const char *pair, *kernel, *prec; int dims; size_t nx, ny, nz; } DuelKey;
+static void duel(const DuelKey *k, const RoundItem *a, const RoundItem *b)
+{
+    enum { DMAX = 21 };
+    const double one = a->t[0] + b->t[0];
+    const int n = quick ? 7 : one > 0.2 ? 11 : one > 0.02 ? 15 : DMAX;
+    double r[DMAX];
+    for (int p = 0; p < n; ++p) {
+        double t[2];
+        for (int h = 0; h < 2; ++h) {
+            const int w = h ^ (p & 1); /* 0: A, 1: B */
+            const RoundItem *it = w ? b : a;
+            const double s = bench_now();
+            it->fn(it->ctx);
+            t[w] = bench_now() - s;
+        }
+        r[p] = t[0] / t[1];
+    }
+    qsort(r, (size_t)n, sizeof(double), bench_cmpd);
+    fprintf(duels, "%s,%s,%d,%zu,%zu,%zu,%s,%.4f,%.4f,%.4f,%d\n", k->pair, k->kernel, k->dims, k->nx, k->ny, k->nz, k->prec,
+            r[n / 2], r[n / 4], r[(3 * n) / 4], n);
 }
 
 /* ---------------- ceilings ---------------- */
@@ -230,18 +266,22 @@ static void *xmalloc(size_t bytes)
 
 int main(int argc, char **argv)
 {
-    const char *csvpath = "build/perf/results.csv";
+    const char *csvpath = "build/perf/results.csv", *duelpath = "build/perf/duels.csv";
     int only_dims = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csvpath = argv[++i];
+        else if (strcmp(argv[i], "--duels") == 0 && i + 1 < argc) duelpath = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--dims") == 0 && i + 1 < argc) only_dims = atoi(argv[++i]);
-        else { fprintf(stderr, "usage: stenc-bench [--quick] [--csv FILE] [--only NAME,...] [--dims 2|3]\n"); return 2; }
+        else { fprintf(stderr, "usage: stenc-bench [--quick] [--csv FILE] [--duels FILE] [--only NAME,...] [--dims 2|3]\n"); return 2; }
     }
     csv = fopen(csvpath, "w");
     if (!csv) { perror(csvpath); return 1; }
     fprintf(csv, "kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio\n");
+    duels = fopen(duelpath, "w");
+    if (!duels) { perror(duelpath); return 1; }
+    fprintf(duels, "pair,kernel,dims,nx,ny,nz,precision,median,q1,q3,pairs\n");
     fprintf(stderr, "stenc-bench: %d OpenMP thread(s)%s\n", stenc_max_threads(), quick ? ", quick sizes" : "");
     struct { int dims; size_t n[3]; } sizes[4];
     int ns;
@@ -306,6 +346,24 @@ int main(int argc, char **argv)
                 row(reg_names[hand_reg[w]], entry_names[hand_what(w)], "handc", D, nx, ny, nz, prec,
                     items[2 + nrc + w].t[0], (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es), w == HAND_TV_VALUE ? "sum" : "copy",
                     w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
+            /* the duels: value_grad against grad for every regularizer, stenc
+             * against each hand loop */
+            for (int k = 0; k < nrc; ++k) {
+                if (rcs[k].what != 2) continue;
+                for (int q = 0; q < nrc; ++q)
+                    if (rcs[q].reg == rcs[k].reg && rcs[q].what == 1) {
+                        const DuelKey dk = {"value_grad/grad", reg_names[rcs[k].reg], prec, D, nx, ny, nz};
+                        duel(&dk, &items[2 + k], &items[2 + q]);
+                    }
+            }
+            for (int w = 0; w < NHAND && hand; ++w)
+                for (int k = 0; k < nrc; ++k)
+                    if (rcs[k].reg == hand_reg[w] && rcs[k].what == hand_what(w)) {
+                        char pair[48];
+                        snprintf(pair, sizeof pair, "stenc/hand %s", entry_names[hand_what(w)]);
+                        const DuelKey dk = {pair, reg_names[hand_reg[w]], prec, D, nx, ny, nz};
+                        duel(&dk, &items[2 + k], &items[2 + nrc + w]);
+                    }
             free(scratch);
             for (size_t w = 0; w < NMINI; ++w) {
                 if (minis[w].dims != D || !selected(minis[w].stencil)) continue;
@@ -333,5 +391,6 @@ int main(int argc, char **argv)
         }
     }
     fclose(csv);
+    fclose(duels);
     return 0;
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Markdown summary of build/perf/results.csv: per kernel, T_eff and the ratio
 to the ceiling measured in the same run, and stenc's speed-up over the peers.
-  summary.py RESULTS.csv [BASELINE.csv]
+  summary.py RESULTS.csv [BASELINE.csv] [--duels DUELS.csv]
+With DUELS (stenc-bench's second CSV) also the two ratios issue 14 sets
+targets for as measured in duels: the median of the ratios of alternated
+pairs of calls, with its quartiles.
 With BASELINE (another build's run, e.g. perf/gpu.sh's gpu_results_rows.csv:
 the CUDA 3D loops one block per row) also the time of each entry of RESULTS
 over its time in BASELINE, for the entries both have."""
@@ -9,7 +12,13 @@ import csv
 import sys
 from collections import defaultdict
 
-rows = list(csv.DictReader(open(sys.argv[1])))
+args = sys.argv[1:]
+duelpath = None
+if '--duels' in args:
+    i = args.index('--duels')
+    duelpath = args[i + 1]
+    del args[i:i + 2]
+rows = list(csv.DictReader(open(args[0])))
 print("# stenc performance summary\n")
 print("T_eff = bytes that must move / median time; ratio = T_eff / ceiling measured in the same run")
 print("(read-only sum for values, copy for gradients and updates).\n")
@@ -53,8 +62,30 @@ if vg:
     vg.sort()
     print(f"\nvalue_grad / grad time: median {vg[len(vg)//2]:.2f}, max {vg[-1]:.2f} over {len(vg)} kernels.")
 # against a baseline run (another build): time / baseline time, same entry
-if len(sys.argv) > 2:
-    base = {key(r) + (r['backend'],): float(r['median_s']) for r in csv.DictReader(open(sys.argv[2]))}
-    table(f"Against {sys.argv[2]} (time / its time)", ["backend", "ratio"],
+if len(args) > 1:
+    base = {key(r) + (r['backend'],): float(r['median_s']) for r in csv.DictReader(open(args[1]))}
+    table(f"Against {args[1]} (time / its time)", ["backend", "ratio"],
           [f"{cells(k)} {b} | {t/base[k + (b,)]:.2f} |" for k, d in sorted(by.items()) for b, t in d.items()
            if k + (b,) in base and b != 'c'])
+# the duels: alternated pairs of calls, median of the pairs' ratios
+if duelpath:
+    duels = list(csv.DictReader(open(duelpath)))
+    def dcells(d):
+        return (f"| {d['kernel']} | {d['pair'].split(' ')[-1] if d['pair'].startswith('stenc/hand') else 'value_grad'} | "
+                f"{d['nx']}x{d['ny']}{'x'+d['nz'] if d['dims']=='3' else ''} | {d['precision']} |")
+    def ratio(d):
+        return f" {float(d['median']):.2f} | {float(d['q1']):.2f}-{float(d['q3']):.2f} | {d['pairs']} |"
+    hand = [d for d in duels if d['pair'].startswith('stenc/hand')]
+    table("stenc against expert hand-written C in duels (stenc time / hand time, median of alternated pairs; 1.05 is the target)",
+          ["stenc / hand", "quartiles", "pairs"], [dcells(d) + ratio(d) for d in hand])
+    if hand:
+        met = sum(float(d['median']) <= 1.05 for d in hand)
+        print(f"\nWithin 1.05 of the hand loop in duels: {met} of {len(hand)}.")
+    vgd = [d for d in duels if d['pair'] == 'value_grad/grad']
+    if vgd:
+        m = sorted(float(d['median']) for d in vgd)
+        above = [d for d in vgd if float(d['median']) > 1.15]
+        print(f"\nvalue_grad / grad in duels: median {m[len(m)//2]:.2f}, max {m[-1]:.2f}, "
+              f"{len(above)} of {len(m)} above 1.15.")
+        table("value_grad / grad above 1.15 in duels", ["value_grad / grad", "quartiles", "pairs"],
+              [dcells(d) + ratio(d) for d in above])
