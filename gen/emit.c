@@ -954,6 +954,30 @@ static void print_roll_input_setup(FILE *f, const RollIn *in)
 
 static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr);
 
+/* Whether the row function of LAG sums the value slot instead of storing it
+ * (perf/NOTES.md section 22): the interior rows' values are read back once a
+ * row, as that row's sum, so the functions that compute the slot add their
+ * own points' values, [st_xa + maxx, st_xb + minx), in pieces of STENC_VSTRIP
+ * in stn_real and the pieces in double, into a double kept in the ring row's
+ * padding past its st_n0 points (stenc_vrow_set; a new row's first call,
+ * st_vr, starts it at 0).  The slot itself still holds the row ends' values
+ * (the ENDS functions), read point by point. */
+static int roll_sums_value(const Roll *R, const RollIn *in, int lag, int value, int ends)
+{
+    return in->P->s->dims == 2 && !value && !ends && R->vslot >= 0 && R->slot[R->vslot].lag >= lag;
+}
+
+/* the piece loop of a value-summing row function, opened up to its body */
+static void roll_vsum_open(FILE *f, const Roll *R)
+{
+    fprintf(f, "    const ptrdiff_t st_va = st_xa%+ld, st_vhi = st_xb%+ld;\n", R->maxx, R->minx);
+    fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
+    fprintf(f, "    for (ptrdiff_t st_b0 = st_xa; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
+               "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP, st_vlo = st_va;\n"
+               "    stn_real st_fs = 0;\n"
+               "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
+}
+
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
  * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
  * the ring and, with value, the reduction's value into the strip buffer.
@@ -970,12 +994,13 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
+    const int vsum = roll_sums_value(R, in, lag, value, ends);
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "",
-            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "");
+            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
     Node *roots[MAXTAP + 1];
@@ -988,7 +1013,8 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         print_ring_row(f, R, k, "st_jq", "st_kq");
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
-        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
+        if (vsum && k == R->vslot) snprintf(fmb[nr], sizeof fmb[nr], "st_fs += i >= st_vlo && i < st_vhi ? %%s : 0;");
+        else snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
         fm[nr] = fmb[nr];
         ++nr;
     }
@@ -1004,27 +1030,45 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
                    "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"
                    "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
     else fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
-                    "    const ptrdiff_t st_xm = st_xb - st_xa >= st_vl ? st_xa + (st_xb - st_xa) / st_vl * st_vl : st_xb;\n"
-                    "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xm; ++i) {\n");
+                    "    const ptrdiff_t st_xm = st_xb - st_xa >= st_vl ? st_xa + (st_xb - st_xa) / st_vl * st_vl : st_xb;\n");
+    if (vsum) roll_vsum_open(f, R);
+    else if (!ends) fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xm; ++i) {\n");
     pr_c_block(f, &pc, roots, nr, fm, "        ");
     fprintf(f, "%s    }\n", ends ? "    }\n" : "");
+    if (vsum) fprintf(f, "    st_vs += (double)st_fs;\n    }\n");
     if (!ends) { /* the rest: the range's last vector's points again */
-        fprintf(f, "    if (st_xm < st_xb) {\n    #pragma omp simd\n    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
+        fprintf(f, "    if (st_xm < st_xb) {\n");
+        if (vsum) fprintf(f, "    const ptrdiff_t st_vlo = stenc_imax(st_xm, st_va);\n    stn_real st_fs = 0;\n"
+                             "    #pragma omp simd reduction(+:st_fs)\n");
+        else fprintf(f, "    #pragma omp simd\n");
+        fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
                    "        const ptrdiff_t i = st_xb - st_vl + st_u;\n");
         pr_c_block(f, &pc, roots, nr, fm, "        ");
-        fprintf(f, "    }\n    }\n");
+        fprintf(f, "    }\n%s    }\n", vsum ? "    st_vs += (double)st_fs;\n" : "");
+    }
+    if (vsum) { /* the slot at the range's points outside its own: the row ends' values */
+        Node *vroot = R->slot[R->vslot].f;
+        char vfm[48];
+        snprintf(vfm, sizeof vfm, "st_w%d[i] = %%s;", R->vslot);
+        const char *vf = vfm;
+        fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
+        fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
+                   "    for (ptrdiff_t i = st_h ? stenc_imax(st_vhi, st_xa) : st_xa; i < (st_h ? st_xb : stenc_imin(st_va, st_xb)); ++i) {\n");
+        pr_c_block(f, &pc, &vroot, 1, &vf, "        ");
+        fprintf(f, "    }\n");
     }
     fprintf(f, "}\n]])\n");
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it) */
-static void roll_call(FILE *f, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
-                      const char *ind)
+static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
+                      const char *vr, const char *ind)
 {
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s);\n", value ? ", st_vb, st_vx" : "",
-            ends ? ", st_mode, st_dlo0, st_dhi0" : "");
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s);\n", value ? ", st_vb, st_vx" : "",
+            ends ? ", st_mode, st_dlo0, st_dhi0" : "", roll_sums_value(R, in, lag, value, ends) ? ", " : "",
+            roll_sums_value(R, in, lag, value, ends) ? vr : "");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
@@ -1046,8 +1090,8 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
         fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
         fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq) {\n");
-        roll_call(f, in, L, 0, 0, xa, xb, "                    ");
-        roll_call(f, in, L, 0, 1, xa, xb, "                    ");
+        roll_call(f, R, in, L, 0, 0, xa, xb, "1", "                    ");
+        roll_call(f, R, in, L, 0, 1, xa, xb, NULL, "                    ");
         fprintf(f, "                }\n");
         /* the newest plane's newest row is computed by the strips below */
         fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
@@ -1546,12 +1590,16 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
-    roll_call(f, in, 0, vg, 0, xa, xb, "                ");
+    roll_call(f, &R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", "                ");
     fprintf(f, "            }\n");
     if (in->want_v && !vg && !vs) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     roll_gather_call(f, in, vg || vs);
     if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n", R.maxx);
-    else if (vs) {
+    else if (vs && roll_sums_value(&R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
+        fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
+        print_ring_row(f, &R, R.vslot, "j", K);
+        fprintf(f, " + st_n0);\n");
+    } else if (vs) {
         fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
         print_ring_row(f, &R, R.vslot, "j", K);
         fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
@@ -1560,7 +1608,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R.minx);
-    roll_call(f, in, 0, 0, 1, xa, xb, "                ");
+    roll_call(f, &R, in, 0, 0, 1, xa, xb, NULL, "                ");
     fprintf(f, "            }\n");
     print_roll_ends(f, &R, in);
     fprintf(f, "        }\n");

@@ -28,6 +28,18 @@ static inline int stenc_omp_thread(void) { return omp_get_thread_num(); }
 static inline int stenc_omp_threads(void) { return 1; }
 static inline int stenc_omp_thread(void) { return 0; }
 #endif
+/* A rolling value_grad's value sum of one ring row, kept in the row's
+ * padding (the ring's rows are 16 elements longer than the grid's): P
+ * points just past the row's points.  memcpy: the padding is float or
+ * double, the sum a double (perf/NOTES.md section 22). */
+#include <string.h>
+static inline double stenc_vrow_get(const void *p)
+{
+    double v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void stenc_vrow_set(void *p, double v) { memcpy(p, &v, sizeof v); }
 #endif
 
 /* v mod m in [0, m) for any sign of v (m > 0) */
