@@ -1067,11 +1067,11 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
                       const char *vr, const char *ind)
 {
+    const int vsum = roll_sums_value(R, in, lag, value, ends);
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
     print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s);\n", value ? ", st_vb, st_vx" : "",
-            ends ? ", st_mode, st_dlo0, st_dhi0" : "", roll_sums_value(R, in, lag, value, ends) ? ", " : "",
-            roll_sums_value(R, in, lag, value, ends) ? vr : "");
+            ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "", vsum ? vr : "");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does

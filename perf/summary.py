@@ -71,8 +71,8 @@ if len(args) > 1:
 if duelpath:
     duels = list(csv.DictReader(open(duelpath)))
     def dcells(d):
-        return (f"| {d['kernel']} | {d['pair'].split(' ')[-1] if d['pair'].startswith('stenc/hand') else 'value_grad'} | "
-                f"{d['nx']}x{d['ny']}{'x'+d['nz'] if d['dims']=='3' else ''} | {d['precision']} |")
+        entry = d['pair'].split(' ')[-1] if d['pair'].startswith('stenc/hand') else 'value_grad'
+        return cells((d['kernel'], entry, d['dims'], d['nx'], d['ny'], d['nz'], d['precision']))
     def ratio(d):
         return f" {float(d['median']):.2f} | {float(d['q1']):.2f}-{float(d['q3']):.2f} | {d['pairs']} |"
     hand = [d for d in duels if d['pair'].startswith('stenc/hand')]
