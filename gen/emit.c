@@ -970,20 +970,43 @@ static int roll_sums_value(const Roll *R, const RollIn *in, int lag, int value, 
     return in->P->s->dims == 2 && !value && !ends && R->vslot >= 0 && R->slot[R->vslot].lag >= lag;
 }
 
-/* the piece loop of a value-summing row function, opened up to its body */
-static void roll_vsum_open(FILE *f, const Roll *R)
+/* the piece loop of a value-summing row function over its own points
+ * [st_ma, st_xm), opened up to its body: the sum starts at the ring row's (a
+ * slot's row, VRET 0) or at 0 (VRET: the value function, which returns its
+ * strip's sum) */
+static void roll_vsum_open(FILE *f, const Roll *R, int vret)
 {
-    fprintf(f, "    const ptrdiff_t st_va = st_xa%+ld, st_vhi = st_xb%+ld;\n", R->maxx, R->minx);
-    fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
-    fprintf(f, "    for (ptrdiff_t st_b0 = st_xa; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
-               "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP, st_vlo = st_va;\n"
+    if (vret) fprintf(f, "    double st_vs = 0;\n");
+    else fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
+    fprintf(f, "    for (ptrdiff_t st_b0 = st_ma; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
+               "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
                "    stn_real st_fs = 0;\n"
                "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
 }
 
+/* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
+ * range's last vector's points again; a value sum (VPIECE) counts those once */
+static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
+                              const char **fmt, int vpiece, int value, const Pins *pins)
+{
+    fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
+               "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
+    if (vpiece) roll_vsum_open(f, R, value);
+    else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_ma; i < st_xm; ++i) {\n");
+    pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
+    fprintf(f, "    }\n%s", vpiece ? "    st_vs += (double)st_fs;\n    }\n" : "");
+    fprintf(f, "    if (st_xm < st_mb) {\n%s", vpiece ? "    stn_real st_fs = 0;\n    #pragma omp simd reduction(+:st_fs)\n"
+                                                     : "    #pragma omp simd\n");
+    fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
+               "        const ptrdiff_t i = st_mb - st_vl + st_u;\n");
+    pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
+    fprintf(f, "    }\n%s    }\n", vpiece ? "    st_vs += (double)st_fs;\n" : "");
+}
+
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
  * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
- * the ring and, with value, the reduction's value into the strip buffer.
+ * the ring and, with value, the sum of the reduction's value over the strip's
+ * own points [st_xa + maxx, st_xb + minx), which it returns.
  * Its own small function (C only, not inlined): inside the kernel's big
  * parallel body GCC keeps the row pointers on the stack and reloads them
  * every iteration (perf/NOTES.md section 11).  The ENDS variant computes the
@@ -992,23 +1015,26 @@ static void roll_vsum_open(FILE *f, const Roll *R)
  * then gather from the ring like the interior (section 12).  The vector
  * range runs in whole vectors (STENC_VLB bytes), the rest as the range's
  * last vector's points again (rewriting the same values): a scalar epilogue
- * of a square root and a division per point cost more than that. */
+ * of a square root and a division per point cost more than that.  A function
+ * that sums values runs its vector loops over the own points only, without a
+ * test per point (Huber's value_grad took 1.04-1.13x the time with one), and
+ * the few halo points in a loop of their own that stores the slots. */
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
+    static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += i >= st_xm ? st_v : 0; }";
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
-    const int vsum = roll_sums_value(R, in, lag, value, ends);
-    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
-               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
+    const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value;
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE %s %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", value ? "double" : "void", in->fn, lag, value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
-            value ? ", stn_real *stn_restrict st_vb, ptrdiff_t st_vx" : "",
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
-    const char *fm[MAXTAP + 1];
+    const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmt[MAXTAP + 1];
     int nr = 0;
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
@@ -1016,51 +1042,36 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         print_ring_row(f, R, k, "st_jq", "st_kq");
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
-        if (vsum && k == R->vslot) snprintf(fmb[nr], sizeof fmb[nr], "st_fs += i >= st_vlo && i < st_vhi ? %%s : 0;");
-        else snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
-        fm[nr] = fmb[nr];
+        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
+        store[nr] = fm[nr] = fmt[nr] = fmb[nr];
+        if (vsum && k == R->vslot) fm[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
-    if (value) { /* along the strip and its halo; only the strip's own points are summed */
-        roots[nr] = in->P->rv.f;
-        fm[nr] = "st_vb[i - st_vx] = %s;";
-        ++nr;
-    }
+    if (value) roots[nr] = in->P->rv.f, fm[nr] = sum, fmt[nr] = sum_tail, ++nr;
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
-    if (ends) print_roll_pinned_ends(f, R, in, roots, fm, nr);
-    if (ends)
+    if (ends) {
+        print_roll_pinned_ends(f, R, in, roots, fm, nr);
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h) {\n"
                    "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"
                    "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
-    else fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
-                    "    const ptrdiff_t st_xm = st_xb - st_xa >= st_vl ? st_xa + (st_xb - st_xa) / st_vl * st_vl : st_xb;\n");
-    if (vsum) roll_vsum_open(f, R);
-    else if (!ends) fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xm; ++i) {\n");
-    pr_c_block(f, &pc, roots, nr, fm, "        ");
-    fprintf(f, "%s    }\n", ends ? "    }\n" : "");
-    if (vsum) fprintf(f, "    st_vs += (double)st_fs;\n    }\n");
-    if (!ends) { /* the rest: the range's last vector's points again */
-        fprintf(f, "    if (st_xm < st_xb) {\n");
-        if (vsum) fprintf(f, "    const ptrdiff_t st_vlo = stenc_imax(st_xm, st_va);\n    stn_real st_fs = 0;\n"
-                             "    #pragma omp simd reduction(+:st_fs)\n");
-        else fprintf(f, "    #pragma omp simd\n");
-        fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
-                   "        const ptrdiff_t i = st_xb - st_vl + st_u;\n");
         pr_c_block(f, &pc, roots, nr, fm, "        ");
-        fprintf(f, "    }\n%s    }\n", vsum ? "    st_vs += (double)st_fs;\n" : "");
+        fprintf(f, "    }\n    }\n}\n]])\n");
+        return;
     }
-    if (vsum) { /* the slot at the range's points outside its own: the row ends' values */
-        Node *vroot = R->slot[R->vslot].f;
-        char vfm[48];
-        snprintf(vfm, sizeof vfm, "st_w%d[i] = %%s;", R->vslot);
-        const char *vf = vfm;
-        fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
+    if (vpiece) fprintf(f, "    const ptrdiff_t st_ma = stenc_imin(st_xa%+ld, st_xb), st_mb = stenc_imax(st_xb%+ld, st_ma);\n",
+                        R->maxx, R->minx);
+    else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
+    Pins pins;
+    pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
+    roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vpiece, value, &pins);
+    if (vpiece) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
-                   "    for (ptrdiff_t i = st_h ? stenc_imax(st_vhi, st_xa) : st_xa; i < (st_h ? st_xb : stenc_imin(st_va, st_xb)); ++i) {\n");
-        pr_c_block(f, &pc, &vroot, 1, &vf, "        ");
+                   "    for (ptrdiff_t i = st_h ? st_mb : st_xa; i < (st_h ? st_xb : st_ma); ++i) {\n");
+        pr_c_block_pinned(f, &pc, roots, value ? nr - 1 : nr, store, "        ", &pins);
         fprintf(f, "    }\n");
     }
-    fprintf(f, "}\n]])\n");
+    if (vsum) fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
+    fprintf(f, "%s}\n]])\n", value ? "    return st_vs;\n" : "");
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it) */
@@ -1068,9 +1079,10 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
                       const char *vr, const char *ind)
 {
     const int vsum = roll_sums_value(R, in, lag, value, ends);
-    fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
+    fprintf(f, "%s%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, value ? "st_acc += " : "", in->fn, lag,
+            value ? "v" : ends ? "e" : "", xa, xb);
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s);\n", value ? ", st_vb, st_vx" : "",
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s);\n",
             ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "", vsum ? vr : "");
 }
 
@@ -1545,7 +1557,8 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     Roll R;
     plan_box(s, ndt, in->P->dtaps, &R);
     /* the value rides along with the newest row when that row is the point's
-     * own (forward taps); else it has a slot of the ring when it can */
+     * own (forward taps): the v row function returns the strip's sum; else it
+     * has a slot of the ring when it can */
     const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !vg ? in->P->rv.f : NULL, &R);
     const int vs = R.vslot >= 0;
@@ -1589,7 +1602,6 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     /* strips: the newest row's slots, then the gather */
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
-    if (vg) fprintf(f, "            stn_real st_vb[STENC_RSTRIP + %ld];\n            const ptrdiff_t st_vx = st_i0%+ld;\n", R.maxx - R.minx, -R.maxx);
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
@@ -1597,8 +1609,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     fprintf(f, "            }\n");
     if (in->want_v && !vg && !vs) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     roll_gather_call(f, in, vg || vs);
-    if (vg) fprintf(f, "            stn_vsum(st_ie - st_i0, %ld)\n            }\n", R.maxx);
-    else if (vs && roll_sums_value(&R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
+    if (vs && roll_sums_value(&R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
         fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
         print_ring_row(f, &R, R.vslot, "j", K);
         fprintf(f, " + st_n0);\n");
@@ -1606,7 +1617,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
         print_ring_row(f, &R, R.vslot, "j", K);
         fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
-    } else fprintf(f, "%s            }\n", in->want_v ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    } else fprintf(f, "%s            }\n", in->want_v && !vg ? "            stn_vsum(st_ie - st_i0)\n" : "");
     /* the newest row's x ends (only its ends gather reads them), then the ends */
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);

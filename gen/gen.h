@@ -178,6 +178,17 @@ typedef struct {
 /* Print the roots as C: temporaries "const stn_real tN = ...;" followed by
  * each root assigned via fmt (a printf format with one %s for the
  * expression), one per root; indent prefixes every line. */
+/* the parameter-only subexpressions a loop body's roots share with the code
+ * before the loop (pr_c_invariants), and their temporaries' numbers */
+#define MAXPIN 64
+typedef struct {
+    int n;
+    Node *node[MAXPIN];
+    int tmp[MAXPIN];
+} Pins;
+void pr_c_invariants(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *indent, Pins *p);
+void pr_c_block_pinned(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *const *fmts,
+                       const char *indent, const Pins *p);
 void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
                 const char *const *fmts, const char *indent);
 /* Print one expression in the stencil language (no temporaries). */

@@ -251,13 +251,74 @@ static void emit_tmps(FILE *f, const PrintCtx *pc, Node *n, const char *indent, 
     }
 }
 
+static int has_tap_rec(Node *n, int tag)
+{
+    if (n->mark == tag) return n->uses;
+    n->mark = tag;
+    int t = n->kind == E_TAP;
+    for (int i = 0; i < n->nargs; ++i) t |= has_tap_rec(n->a[i], tag);
+    n->uses = t;
+    return t;
+}
+
+/* after has_tap_rec (uses: whether a tap is below) */
+static void find_pins(Node *n, int tag, Pins *p)
+{
+    if (n->mark == tag) return;
+    n->mark = tag;
+    if (!n->uses && n->nargs && n->kind != E_CMP) {
+        if (p->n < MAXPIN) p->node[p->n++] = n;
+        return;
+    }
+    for (int i = 0; i < n->nargs; ++i) find_pins(n->a[i], tag, p);
+}
+
+/* The largest subexpressions of the roots that read no array and compute
+ * something (a reciprocal of a parameter, a product of two), printed as
+ * constants at INDENT, before the loop whose body prints the roots with
+ * pr_c_block_pinned.  GCC hoists them itself, except where it if-converts a
+ * select in a vector reduction: there it computed 1/(2*delta) in the loop
+ * under a mask, a second division per point (Huber's 3D value_grad, 1.07-1.17x
+ * the time; perf/NOTES.md section 23). */
+void pr_c_invariants(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *indent, Pins *p)
+{
+    const int tag = --use_tag, tag2 = --use_tag;
+    p->n = 0;
+    for (int r = 0; r < nroots; ++r) has_tap_rec(roots[r], tag);
+    for (int r = 0; r < nroots; ++r) find_pins(roots[r], tag2, p);
+    for (int q = 0; q < p->n; ++q) {
+        const int id = ++tmp_counter;
+        Node *n = p->node[q];
+        count_uses(n, --use_tag); /* its own shared parts: temporaries too */
+        const int tag3 = --use_tag;
+        emit_tmps(f, pc, n, indent, tag3);
+        if (!n->tmp) {
+            fprintf(f, "%sconst stn_real t%d = ", indent, id);
+            pr_expr_c(f, pc, n);
+            fprintf(f, ";\n");
+            n->tmp = id;
+        }
+        p->tmp[q] = n->tmp;
+    }
+}
+
 void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
                 const char *const *fmts, const char *indent)
+{
+    pr_c_block_pinned(f, pc, roots, nroots, fmts, indent, NULL);
+}
+
+void pr_c_block_pinned(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *const *fmts,
+                       const char *indent, const Pins *p)
 {
     int tag = --use_tag;
     for (int r = 0; r < nroots; ++r) count_uses(roots[r], tag);
     /* roots themselves are used once more by their assignment */
     int tag2 = --use_tag;
+    for (int q = 0; p && q < p->n; ++q) { /* printed before the loop: their names */
+        p->node[q]->tmp = p->tmp[q];
+        p->node[q]->mark = tag2;
+    }
     for (int r = 0; r < nroots; ++r) emit_tmps(f, pc, roots[r], indent, tag2);
     for (int r = 0; r < nroots; ++r) {
         char *buf = NULL; /* any length: no fixed buffer may cut an expression */
