@@ -791,6 +791,8 @@ typedef struct {
     int nplane;          /* planes of R points alive: maxz - minz + 1 */
     int nslot, nuse;
     int vslot;           /* the slot of the reduction's value at each R point, or -1 */
+    int vfrom;           /* the value is a function of the slots (vuse) at its R point */
+    int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
     long size0, size1;   /* ring rows per thread: size0 + size1*st_tyr */
@@ -858,6 +860,40 @@ static void plan_box(const Stencil *s, int ndt, Node *const *dtaps, Roll *R)
     R->nplane = (int)(R->maxz - R->minz + 1);
 }
 
+/* 1 when every tap of N lies below a slot's factor that the gather reads at
+ * the point's own R point (a use of the tap at offset 0): the factors the
+ * value is made of, marked in R->vuse */
+static int over_slots_rec(Node *n, Node *const *dtaps, int D, Roll *R)
+{
+    for (int k = 0; k < R->nslot; ++k) {
+        if (R->slot[k].f != n) continue;
+        for (int u = 0; u < R->nuse; ++u) {
+            const Node *t = dtaps[R->use[u].tap];
+            if (R->use[u].slot == k && t->idx[0].c == 0 && t->idx[1].c == 0 && (D < 3 || t->idx[2].c == 0)) {
+                R->vuse[k] = 1;
+                return 1;
+            }
+        }
+    }
+    if (n->kind == E_TAP) return 0;
+    for (int i = 0; i < n->nargs; ++i)
+        if (!over_slots_rec(n->a[i], dtaps, D, R)) return 0;
+    return 1;
+}
+
+/* The value a function of the factors the ring holds at the point's own R
+ * point (the Laplacian's value is its factor squared, the Hessian's a
+ * weighted sum of its factors' squares): it needs no slot of its own.  3D
+ * only (section 23 of perf/NOTES.md: a value slot there made the ring twice
+ * the gradient's for the Laplacian; 2D sums the slot in the row functions). */
+static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
+{
+    memset(R->vuse, 0, sizeof R->vuse);
+    if (over_slots_rec(value, dtaps, D, R)) return 1;
+    memset(R->vuse, 0, sizeof R->vuse);
+    return 0;
+}
+
 /* Where each slot's rows live: plan only, no printing.  With VALUE (the
  * reduction's expression), one more slot holds the value at each R point
  * when the point's own R point is in the box: the row functions compute it
@@ -880,7 +916,8 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
         if (lag > k->lag) k->lag = lag;
     }
     const int own = R->minx <= 0 && R->maxx >= 0 && R->miny <= 0 && R->maxy >= 0 && R->minz <= 0 && R->maxz >= 0;
-    if (value && own && R->nslot < MAXTAP) {
+    if (value && own && D == 3 && value_over_slots(value, dtaps, D, R)) R->vfrom = 1;
+    else if (value && own && R->nslot < MAXTAP) {
         R->vslot = R->nslot++;
         R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0};
     }
@@ -927,6 +964,32 @@ typedef struct {
     const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
     const char *vpoint;  /* a border point's value alone (want_v) */
 } RollIn;
+
+/* The value at R point (j, k, i) from its factors in the ring (R->vfrom),
+ * as the statement FMT of the value ("st_acc += (double)%s;"), at IND */
+static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, const char *fmt, const char *ind)
+{
+    static const char *vars[3] = {"i", "j", "k"};
+    PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
+    Pins pins = {0};
+    char ind2[64];
+    snprintf(ind2, sizeof ind2, "%s    ", ind);
+    fprintf(f, "%s{\n", ind);
+    for (int k = 0; k < R->nslot; ++k) {
+        if (!R->vuse[k]) continue;
+        Str r;
+        str_open(&r);
+        fprintf(r.f, "(");
+        print_ring_row(r.f, R, k, "j", in->P->s->dims == 3 ? "k" : "0");
+        fprintf(r.f, ")[i]");
+        char *read = str_close(&r);
+        pr_c_pin_read(f, &pins, R->slot[k].f, read, ind2);
+        free(read);
+    }
+    Node *root = in->P->rv.f;
+    pr_c_block_pinned(f, &pc, &root, 1, &fmt, ind2, &pins);
+    fprintf(f, "%s}\n", ind);
+}
 
 /* the inputs of the rolling rows' functions after their own: sizes, arrays
  * read, params, as parameters, as (void) uses or as a call's arguments */
@@ -1324,6 +1387,9 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)(");
         print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
         fprintf(f, ")[i];\n");
+    } else if (in->want_v && R->vfrom) {
+        fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0)\n");
+        print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ");
     } else if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
     for (int arr = 0; arr < N; ++arr) {
         if (!in->P->diff[arr]) continue;
@@ -1561,7 +1627,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
      * has a slot of the ring when it can */
     const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !vg ? in->P->rv.f : NULL, &R);
-    const int vs = R.vslot >= 0;
+    const int vs = R.vslot >= 0, vf = R.vfrom;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and in 2D not when a value must then be computed apart (the gather
      * form shares it with the partials: measured); in 3D the gather form
@@ -1574,7 +1640,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
-    roll_gather_helper(help, &R, in, vg || vs);
+    roll_gather_helper(help, &R, in, vg || vs || vf);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
@@ -1607,12 +1673,17 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
     roll_call(f, &R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", "                ");
     fprintf(f, "            }\n");
-    if (in->want_v && !vg && !vs) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
-    roll_gather_call(f, in, vg || vs);
+    if (in->want_v && !vg && !vs && !vf) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    roll_gather_call(f, in, vg || vs || vf);
     if (vs && roll_sums_value(&R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
         fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
         print_ring_row(f, &R, R.vslot, "j", K);
         fprintf(f, " + st_n0);\n");
+    } else if (vf) { /* the strip's values from their factors in its own ring row */
+        fprintf(f, "            {\n            stn_real st_vb[STENC_RSTRIP];\n            #pragma omp simd\n"
+                   "            for (ptrdiff_t i = st_i0; i < st_ie; ++i)\n");
+        print_value_from_slots(f, &R, in, "st_vb[i - st_i0] = %s;", "            ");
+        fprintf(f, "            stn_vsum(st_ie - st_i0)\n            }\n            }\n");
     } else if (vs) {
         fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
         print_ring_row(f, &R, R.vslot, "j", K);
@@ -1990,7 +2061,8 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
                         fprintf(f, "                st_acc += (double)(");
                         print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
                         fprintf(f, ")[i];\n");
-                    } else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
+                    } else if (R->vfrom) print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ");
+                    else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
                 }
                 for (int a = 0; a < in->P->N; ++a) {
                     if (!in->P->diff[a]) continue;

@@ -180,7 +180,7 @@ typedef struct {
  * expression), one per root; indent prefixes every line. */
 /* the parameter-only subexpressions a loop body's roots share with the code
  * before the loop (pr_c_invariants), and their temporaries' numbers */
-#define MAXPIN 64
+#define MAXPIN (MAXTAP + 64) /* every slot of a ring, and invariants */
 typedef struct {
     int n;
     Node *node[MAXPIN];
@@ -189,6 +189,7 @@ typedef struct {
 void pr_c_invariants(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *indent, Pins *p);
 void pr_c_block_pinned(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *const *fmts,
                        const char *indent, const Pins *p);
+void pr_c_pin_read(FILE *f, Pins *p, Node *n, const char *read, const char *indent);
 void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
                 const char *const *fmts, const char *indent);
 /* Print one expression in the stencil language (no temporaries). */

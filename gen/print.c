@@ -302,6 +302,15 @@ void pr_c_invariants(FILE *f, const PrintCtx *pc, Node **roots, int nroots, cons
     }
 }
 
+/* N read from READ into a temporary (printed at INDENT) and pinned in P:
+ * a block printed with P then names it instead of computing it */
+void pr_c_pin_read(FILE *f, Pins *p, Node *n, const char *read, const char *indent)
+{
+    const int id = ++tmp_counter;
+    fprintf(f, "%sconst stn_real t%d = %s;\n", indent, id, read);
+    if (p->n < MAXPIN) p->node[p->n] = n, p->tmp[p->n++] = id;
+}
+
 void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
                 const char *const *fmts, const char *indent)
 {
