@@ -966,8 +966,9 @@ typedef struct {
 } RollIn;
 
 /* The value at R point (j, k, i) from its factors in the ring (R->vfrom),
- * as the statement FMT of the value ("st_acc += (double)%s;"), at IND */
-static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, const char *fmt, const char *ind)
+ * as the statement FMT of the value ("st_acc += (double)%s;"), at IND; the
+ * factors read from their ring rows, or (STRIP) from st_sK[i] */
+static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, const char *fmt, const char *ind, int strip)
 {
     static const char *vars[3] = {"i", "j", "k"};
     PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
@@ -979,9 +980,12 @@ static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, con
         if (!R->vuse[k]) continue;
         Str r;
         str_open(&r);
-        fprintf(r.f, "(");
-        print_ring_row(r.f, R, k, "j", in->P->s->dims == 3 ? "k" : "0");
-        fprintf(r.f, ")[i]");
+        if (strip) fprintf(r.f, "st_s%d[i]", k);
+        else {
+            fprintf(r.f, "(");
+            print_ring_row(r.f, R, k, "j", in->P->s->dims == 3 ? "k" : "0");
+            fprintf(r.f, ")[i]");
+        }
         char *read = str_close(&r);
         pr_c_pin_read(f, &pins, R->slot[k].f, read, ind2);
         free(read);
@@ -1389,7 +1393,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, ")[i];\n");
     } else if (in->want_v && R->vfrom) {
         fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0)\n");
-        print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ");
+        print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ", 0);
     } else if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
     for (int arr = 0; arr < N; ++arr) {
         if (!in->P->diff[arr]) continue;
@@ -1679,11 +1683,17 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
         print_ring_row(f, &R, R.vslot, "j", K);
         fprintf(f, " + st_n0);\n");
-    } else if (vf) { /* the strip's values from their factors in its own ring row */
-        fprintf(f, "            {\n            stn_real st_vb[STENC_RSTRIP];\n            #pragma omp simd\n"
-                   "            for (ptrdiff_t i = st_i0; i < st_ie; ++i)\n");
-        print_value_from_slots(f, &R, in, "st_vb[i - st_i0] = %s;", "            ");
-        fprintf(f, "            stn_vsum(st_ie - st_i0)\n            }\n            }\n");
+    } else if (vf) { /* the strip's values from their factors in its own ring rows, summed as computed */
+        fprintf(f, "            {\n");
+        for (int k = 0; k < R.nslot; ++k) {
+            if (!R.vuse[k]) continue;
+            fprintf(f, "            const stn_real *stn_restrict st_s%d = ", k);
+            print_ring_row(f, &R, k, "j", K);
+            fprintf(f, " + st_i0;\n");
+        }
+        fprintf(f, "            stn_vsum(st_ie - st_i0, , [[");
+        print_value_from_slots(f, &R, in, "const stn_real st_v = %s; stn_vacc", "            ", 1);
+        fprintf(f, "]])\n            }\n            }\n");
     } else if (vs) {
         fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
         print_ring_row(f, &R, R.vslot, "j", K);
@@ -2061,7 +2071,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
                         fprintf(f, "                st_acc += (double)(");
                         print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
                         fprintf(f, ")[i];\n");
-                    } else if (R->vfrom) print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ");
+                    } else if (R->vfrom) print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ", 0);
                     else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
                 }
                 for (int a = 0; a < in->P->N; ++a) {

@@ -119,14 +119,16 @@ m4_define([[stn_vacc]], [[st_vb[st_vi] = st_v;]])
 # per value and one chain of double adds cost the 3D Tikhonov-Laplacian's
 # value_grad a fifth of its time, a horizontal sum per piece and a scalar
 # epilogue through the stack a tenth (perf/NOTES.md section 18)
-m4_define([[stn_vsum]], [[m4_ifelse(stn_sfx, f32, [[{ const float *const st_vp = st_vb[[]]m4_ifelse([[$2]], [[]], [[]], [[ + ($2)]]);
+# stn_vsum(N, , BODY): the same over values that BODY, a statement of point
+# i (0 <= i < N) ending in stn_vacc, computes into st_v instead of a buffer
+m4_define([[stn_vsum]], [[m4_ifelse(stn_sfx, f32, [[{ m4_ifelse([[$3]], [[]], [[const float *const st_vp = st_vb[[]]m4_ifelse([[$2]], [[]], [[]], [[ + ($2)]]);]])
             const ptrdiff_t st_ia = 0, st_ib = $1;
-stn_vstrips_tail([[{ const float st_v = st_vp[i]; stn_vacc }]])            }]], [[{ double st_sacc = 0;
+stn_vstrips_tail(m4_ifelse([[$3]], [[]], [[[[{ const float st_v = st_vp[i]; stn_vacc }]]]], [[[[$3]]]]))            }]], [[{ double st_sacc = 0;
             for (ptrdiff_t st_v0 = 0; st_v0 < $1; st_v0 += STENC_VSTRIP) {
             const ptrdiff_t st_v1 = $1 - st_v0 < STENC_VSTRIP ? $1 : st_v0 + STENC_VSTRIP;
             stn_real st_fs = 0;
             #pragma omp simd reduction(+:st_fs)
-            for (ptrdiff_t st_vi = st_v0; st_vi < st_v1; ++st_vi) st_fs += st_vb[m4_ifelse([[$2]], [[]], [[]], [[$2 + ]])st_vi];
+            for (ptrdiff_t st_vi = st_v0; st_vi < st_v1; ++st_vi) m4_ifelse([[$3]], [[]], [[st_fs += st_vb[m4_ifelse([[$2]], [[]], [[]], [[$2 + ]])st_vi];]], [[{ const ptrdiff_t i = st_vi; m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])$3[[]]m4_popdef([[stn_vacc]]) }]])
             st_sacc += (double)st_fs;
             }
             st_acc += st_sacc; }]])]])
