@@ -129,12 +129,91 @@ START_TEST(pair_value_and_gradients)
 }
 END_TEST
 
+/* quad: sum over the mode's points of A^2 + 3 B^2, A = x[p+ex] - 2 x[p] +
+ * x[p-ex], B = y[p+ey] - 2 y[p] + y[p-ey] [+ x[p+ez] - x[p-ez]] */
+static double ref_quad(const Grid *G, int mode, const double *x, const double *y)
+{
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) /* every dimension in [1, n-1) */
+        for (int d = 0; d < G->D; ++d) lo[d] = 1, hi[d] -= 1;
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                const double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - 2 * ref_at(G, x, i, j, k, 0, 0, 0, mode) +
+                                 ref_at(G, x, i, j, k, -1, 0, 0, mode);
+                double b = ref_at(G, y, i, j, k, 0, 1, 0, mode) - 2 * ref_at(G, y, i, j, k, 0, 0, 0, mode) +
+                           ref_at(G, y, i, j, k, 0, -1, 0, mode);
+                if (G->D == 3) b += ref_at(G, x, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
+                s += a * a + 3 * b * b;
+            }
+    return s;
+}
+
+static int call_quad(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
+                     double beta, double *gx, double *gy)
+{
+    const size_t *n = G->n;
+    if (G->D == 2) {
+        if (kind == 1) return stenc_pair_quad_grad_2d_f64(n[0], n[1], mode, x, y, alpha, beta, gx, gy);
+        return stenc_pair_quad_value_grad_2d_f64(n[0], n[1], mode, x, y, v, alpha, beta, gx, gy);
+    }
+    if (kind == 1) return stenc_pair_quad_grad_3d_f64(n[0], n[1], n[2], mode, x, y, alpha, beta, gx, gy);
+    return stenc_pair_quad_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, v, alpha, beta, gx, gy);
+}
+
+/* quad's value_grad value against the reference, its gradients (grad and
+ * value_grad) against central differences of the reference (exact for a
+ * quadratic up to rounding) at every row's ends and every 5th point */
+START_TEST(quad_value_and_gradients)
+{
+    const Grid *G = &grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    rng_t rg = {5200 + (uint64_t)_i};
+    double *x = dalloc(N), *y = dalloc(N), *gx = dalloc(N), *gy = dalloc(N), *hx = dalloc(N), *hy = dalloc(N);
+    dfill(x, N, &rg, -1, 1);
+    dfill(y, N, &rg, -1, 1);
+    dnan(gx, N);
+    dnan(gy, N);
+    CK_OK(call_quad(G, 1, mode, x, y, NULL, 1, 0, gx, gy));
+    dnan(hx, N);
+    dnan(hy, N);
+    double v = 0;
+    CK_OK(call_quad(G, 2, mode, x, y, &v, 1, 0, hx, hy));
+    const double vref = ref_quad(G, mode, x, y);
+    ck_assert_msg(reldiff(v, vref, 1) < 1e-12, "%zux%zux%zu mode %d quad value %.15g, reference %.15g", G->n[0], G->n[1],
+                  G->n[2], mode, v, vref);
+    const double h = 1e-3;
+    for (int arr = 0; arr < 2; ++arr) {
+        double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx;
+        for (size_t q = 0; q < N; ++q) {
+            const size_t i = q % G->n[0];
+            if (i >= 4 && i + 4 < G->n[0] && q % 5) continue;
+            const double a0 = a[q];
+            a[q] = a0 + h;
+            const double fp = ref_quad(G, mode, x, y);
+            a[q] = a0 - h;
+            const double fm = ref_quad(G, mode, x, y);
+            a[q] = a0;
+            const double fd = (fp - fm) / (2 * h);
+            ck_assert_msg(fabs(g[q] - fd) <= 1e-7 * (1 + fabs(fd)) && fabs(gv[q] - g[q]) <= 1e-12 * (1 + fabs(g[q])),
+                          "%zux%zux%zu mode %d quad %s grad at %zu (i %zu): grad %.12g value_grad %.12g FD %.12g", G->n[0],
+                          G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, g[q], gv[q], fd);
+        }
+    }
+    free(x); free(y); free(gx); free(gy); free(hx); free(hy);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
     TCase *tc = tcase_create("all");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, pair_value_and_gradients, 0, NGRID * 3);
+    tcase_add_loop_test(tc, quad_value_and_gradients, 0, NGRID * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
