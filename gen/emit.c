@@ -882,8 +882,8 @@ static int over_slots_rec(Node *n, Node *const *dtaps, int D, Roll *R)
 }
 
 /* The value a function of the factors the ring holds at the point's own R
- * point (the Laplacian's value is its factor squared, the Hessian's a
- * weighted sum of its factors' squares): it needs no slot of its own.  3D
+ * point (the Laplacian's value is its factor squared; central TV's and the
+ * Hessian's take a square root and keep their slot): it needs no slot of its own.  3D
  * only (section 23 of perf/NOTES.md: a value slot there made the ring twice
  * the gradient's for the Laplacian; 2D sums the slot in the row functions). */
 static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)

@@ -175,9 +175,6 @@ typedef struct {
     const char *const *vars;      /* loop variable names per dimension (NULL: i, j, k) */
 } PrintCtx;
 
-/* Print the roots as C: temporaries "const stn_real tN = ...;" followed by
- * each root assigned via fmt (a printf format with one %s for the
- * expression), one per root; indent prefixes every line. */
 /* the parameter-only subexpressions a loop body's roots share with the code
  * before the loop (pr_c_invariants), and their temporaries' numbers */
 #define MAXPIN (MAXTAP + 64) /* every slot of a ring, and invariants */
@@ -190,6 +187,9 @@ void pr_c_invariants(FILE *f, const PrintCtx *pc, Node **roots, int nroots, cons
 void pr_c_block_pinned(FILE *f, const PrintCtx *pc, Node **roots, int nroots, const char *const *fmts,
                        const char *indent, const Pins *p);
 void pr_c_pin_read(FILE *f, Pins *p, Node *n, const char *read, const char *indent);
+/* Print the roots as C: temporaries "const stn_real tN = ...;" followed by
+ * each root assigned via fmt (a printf format with one %s for the
+ * expression), one per root; indent prefixes every line. */
 void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
                 const char *const *fmts, const char *indent);
 /* Print one expression in the stencil language (no temporaries). */
