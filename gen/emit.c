@@ -995,6 +995,18 @@ static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, con
     fprintf(f, "%s}\n", ind);
 }
 
+/* the statement that adds an end point's value (i, j, k) to st_acc: from the
+ * value slot, from its factors (vfrom), or by the mapped value helper */
+static void print_end_value(FILE *f, const Roll *R, const RollIn *in)
+{
+    if (R->vslot >= 0) {
+        fprintf(f, "                st_acc += (double)(");
+        print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
+        fprintf(f, ")[i];\n");
+    } else if (R->vfrom) print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ", 0);
+    else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
+}
+
 /* the inputs of the rolling rows' functions after their own: sizes, arrays
  * read, params, as parameters, as (void) uses or as a call's arguments */
 enum { IN_PARAMS, IN_VOIDS, IN_ARGS };
@@ -1387,14 +1399,10 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
                "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ", fast ? "{\n            " : "");
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
-    if (in->want_v && R->vslot >= 0) {
-        fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)(");
-        print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
-        fprintf(f, ")[i];\n");
-    } else if (in->want_v && R->vfrom) {
+    if (in->want_v) {
         fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0)\n");
-        print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ", 0);
-    } else if (in->want_v) fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0) st_acc += (double)%s;\n", in->mval);
+        print_end_value(f, R, in);
+    }
     for (int arr = 0; arr < N; ++arr) {
         if (!in->P->diff[arr]) continue;
         fprintf(f, "                {\n                stn_real st_gv = 0;\n");
@@ -1644,7 +1652,8 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
-    roll_gather_helper(help, &R, in, vg || vs || vf);
+    const int gv = vg || vs || vf; /* the gather computes no values: they come from elsewhere */
+    roll_gather_helper(help, &R, in, gv);
     Str a, b, c;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
@@ -1677,8 +1686,8 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
     roll_call(f, &R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", "                ");
     fprintf(f, "            }\n");
-    if (in->want_v && !vg && !vs && !vf) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
-    roll_gather_call(f, in, vg || vs || vf);
+    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    roll_gather_call(f, in, gv);
     if (vs && roll_sums_value(&R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
         fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
         print_ring_row(f, &R, R.vslot, "j", K);
@@ -2066,14 +2075,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
                         right ? 1 + e : e);
                 point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
                 fprintf(f, "\n");
-                if (in->want_v && end_has_value(&ein, mode, right, e)) {
-                    if (R->vslot >= 0) {
-                        fprintf(f, "                st_acc += (double)(");
-                        print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
-                        fprintf(f, ")[i];\n");
-                    } else if (R->vfrom) print_value_from_slots(f, R, in, "st_acc += (double)%s;", "                ", 0);
-                    else fprintf(f, "                st_acc += (double)%s;\n", in->mval);
-                }
+                if (in->want_v && end_has_value(&ein, mode, right, e)) print_end_value(f, R, in);
                 for (int a = 0; a < in->P->N; ++a) {
                     if (!in->P->diff[a]) continue;
                     fprintf(f, "                { stn_real st_gv = 0;");

@@ -287,12 +287,12 @@ void pr_c_invariants(FILE *f, const PrintCtx *pc, Node **roots, int nroots, cons
     for (int r = 0; r < nroots; ++r) has_tap_rec(roots[r], tag);
     for (int r = 0; r < nroots; ++r) find_pins(roots[r], tag2, p);
     for (int q = 0; q < p->n; ++q) {
-        const int id = ++tmp_counter;
         Node *n = p->node[q];
         count_uses(n, --use_tag); /* its own shared parts: temporaries too */
         const int tag3 = --use_tag;
         emit_tmps(f, pc, n, indent, tag3);
         if (!n->tmp) {
+            const int id = ++tmp_counter;
             fprintf(f, "%sconst stn_real t%d = ", indent, id);
             pr_expr_c(f, pc, n);
             fprintf(f, ";\n");
