@@ -294,13 +294,14 @@ m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
         const ptrdiff_t st_r1 = st_r0 + st_q0 + (st_c < st_rm ? 1 : 0);
 m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
 ]])m4_ifelse([[$2]], 1, [[        double st_acc = 0;
-]])stn_lanes_open([[$2]])m4_ifelse([[$9]], [[]], [[]], [[        $9]])        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
-m4_ifelse([[$1]], 3, [[            const ptrdiff_t st_t = st_r / st_tr, st_u = st_r % st_tr;
-            const ptrdiff_t st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
-            const ptrdiff_t j = st_lo1 + st_t * st_ty + st_u % st_th;
-            const ptrdiff_t k = st_lo2 + st_u / st_th;
+]])stn_lanes_open([[$2]])m4_ifelse([[$9]], [[]], [[]], [[        $9]])m4_ifelse([[$1]], 3, [[        ptrdiff_t st_t = st_r0 / st_tr, st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
+        ptrdiff_t st_jj = st_r0 % st_tr % st_th, st_kk = st_r0 % st_tr / st_th;
+        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r, stenc_row_next(&st_jj, &st_kk, &st_t, &st_th, st_ty, st_n1r, st_n2r)) {
+            const ptrdiff_t j = st_lo1 + st_t * st_ty + st_jj;
+            const ptrdiff_t k = st_lo2 + st_kk;
             const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
-]], [[            const ptrdiff_t j = st_lo1 + st_r % st_n1r;
+]], [[        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
+            const ptrdiff_t j = st_lo1 + st_r % st_n1r;
             const int st_in = j >= st_ilo1 && j < st_ihi1;
 ]])m4_ifelse([[$6]], [[]], [[]], [[            if (!st_in) $6 else
 ]])            {

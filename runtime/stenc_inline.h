@@ -123,6 +123,21 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
     return (nplanes <= 1 || t >= nrows || nrows < 1) ? (nrows > 0 ? nrows : 1) : t;
 }
 
+/* The 3D C loops' step to the next row of the 2.5D order: row JJ of tile T
+ * (TH rows high: TY, or fewer in the last tile) in its plane KK, as
+ * st_r -> (T, KK, JJ) would give it by division (three divisions a row
+ * before: perf/NOTES.md section 24) */
+STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff_t *th, ptrdiff_t ty, ptrdiff_t n1r,
+                             ptrdiff_t n2r)
+{
+    if (++*jj < *th) return;
+    *jj = 0;
+    if (++*kk < n2r) return;
+    *kk = 0;
+    ++*t;
+    *th = stenc_imin(ty, n1r - *t * ty);
+}
+
 /* The CUDA kernels' launches: STENC_CUDA_THREADS threads a block, at most
  * STENC_CUDA_MAX_BLOCKS blocks that stride over the work.  3D loops march
  * along z (STENC_CUDA_ZMARCH 1, the default; m4/backend_cuda.m4 stn_zmarch):
