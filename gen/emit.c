@@ -196,7 +196,7 @@ static void print_xsplit_close(FILE *f, const char *point)
  * fold into plain clamps and wraps. */
 static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                      int modespec, const char *borderrow, const char *xend, const char *roll, const char *rinit,
-                     const char *rsize, int rstate)
+                     const char *rsize, int rstate, const char *xrow)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -214,12 +214,14 @@ static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const
     print_quoted(out, rinit);
     fprintf(out, ", ");
     print_quoted(out, rsize);
-    fprintf(out, ", %d)\n", rstate);
+    fprintf(out, ", %d,\n", rstate);
+    print_quoted(out, xrow);
+    fprintf(out, ")\n");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
 {
-    job_mode(out, D, acc, beta, box, interior, border, 0, "", "", "", "", "", 0);
+    job_mode(out, D, acc, beta, box, interior, border, 0, "", "", "", "", "", 0, "");
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -2025,6 +2027,53 @@ static void print_general_value(FILE *f, const EndsIn *in)
     free(mv);
 }
 
+/* the row pointers of the expressions an end point reads */
+static void print_end_row_pointers(FILE *f, const EndsIn *in)
+{
+    Node *reads[MAXTAP + 1];
+    int nr = 0;
+    if (in->want_v) reads[nr++] = in->P->rv.f;
+    for (int t = 0; t < in->P->ndt && in->want_g; ++t) reads[nr++] = in->P->part[t];
+    pr_row_pointers(f, in->P->es, reads, nr, in->P->E.names, "            ");
+}
+
+/* The x ends of an interior row as one block (C backend), ahead of the
+ * template's loops over the per-point body: when the row's interior is the
+ * one the ends were planned for, one switch on the mode a row and each end
+ * point's sums with i fixed; prints "if (...) { ... } else {" (the template
+ * closes it after its loops), or nothing when a tap reaches too far along
+ * x.  The per-point body's mode switch and tests of i cost the 3D
+ * Tikhonov-gradient value_grad 3-8% of its time (perf/NOTES.md section 24). */
+static void print_row_fast_ends(FILE *f, const EndsIn *in)
+{
+    if (!fast_ends_fit(in)) return;
+    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
+    const long nl = ends_left(in), nrt = ends_right(in);
+    fprintf(f, "            if (st_n0 >= %ld && st_lo0 == 0 && st_ia == %ld && st_ib == st_n0 - %ld && st_hi0 == st_n0) {\n",
+            end_min(in), nl, nrt);
+    print_end_row_pointers(f, in);
+    fprintf(f, "            switch (st_mode) {\n");
+    for (int m = 1; m <= 3; ++m) {
+        const int mode = m % 3;
+        fprintf(f, "            %s:\n", mode_case(mode));
+        for (int right = 0; right < 2; ++right)
+            for (long e = 0; e < (right ? nrt : nl); ++e) {
+                Node *roots[MAXARR + 1];
+                char fmbuf[MAXARR + 1][32];
+                const char *fm[MAXARR + 1];
+                const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
+                fprintf(f, "            {\n            const ptrdiff_t i = %s%ld; (void)i;\n", right ? "st_n0 - " : "",
+                        right ? 1 + e : e);
+                if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
+                if (nr) pr_c_block(f, &pc, roots, nr, fm, "                ");
+                if (in->want_g) point_sums_store(f, in->P->N, in->P->diff, in->P->E.names);
+                fprintf(f, "            }\n");
+            }
+        fprintf(f, "            break;\n");
+    }
+    fprintf(f, "            }\n            } else {\n");
+}
+
 /* The body of an end point i of an interior row: its value (value,
  * value_grad) and gradient (grad, value_grad), from the fast ends in rows
  * of end_min points (C backend), else from the general ones. */
@@ -2034,14 +2083,10 @@ static void print_row_ends(FILE *f, const EndsIn *in)
     fprintf(f, "{\n");
     if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
     if (fast) {
-        Node *reads[MAXTAP + 1];
-        int nr = 0;
-        if (in->want_v) reads[nr++] = in->P->rv.f;
-        for (int t = 0; t < in->P->ndt && in->want_g; ++t) reads[nr++] = in->P->part[t];
         /* C only: a CUDA thread's end point is no costlier than a border
          * point, and the three modes' copies cost nvcc a third more time */
         fprintf(f, "            stn_c_only([[if (st_n0 >= %ld) {\n", end_min(in));
-        pr_row_pointers(f, in->P->es, reads, nr, in->P->E.names, "            ");
+        print_end_row_pointers(f, in);
         fprintf(f, "            switch (st_mode) {\n");
         for (int mode = 1; mode <= 3; ++mode) print_fast_ends(f, in, mode % 3);
         fprintf(f, "            }\n            } else ]]){\n");
@@ -2460,8 +2505,9 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
 {
     const int want_v = kind != 1, want_g = kind != 0, D = P->D;
     const char *kname = kind == 0 ? "value" : kind == 1 ? "grad" : "value_grad";
-    Str doc, args, chk, set, box, in, bd, xe;
+    Str doc, args, chk, set, box, in, bd, xe, xr;
     str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&box); str_open(&in); str_open(&bd); str_open(&xe);
+    str_open(&xr);
     print_reduce_doc(doc.f, P, kind);
     print_reduce_args(args.f, P, want_v, want_g);
     print_reduce_checks(chk.f, P, want_v, want_g);
@@ -2472,9 +2518,10 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     {
         const EndsIn ein = {P, want_v, want_g};
         print_row_ends(xe.f, &ein);
+        print_row_fast_ends(xr.f, &ein);
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
-    char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe);
+    char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe), *sxr = str_close(&xr);
     char *sbr = border_rows(P->s, P->es, &P->E, &P->rv, P->N, P->diff, P->ndt, (Node **)P->dtaps, (Node **)P->part, want_v,
                             want_g, P->first_read, sbd);
     char *rinit = NULL, *rsize = NULL, *sroll = NULL, *srb = NULL;
@@ -2502,10 +2549,10 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "",
-             rstate);
+             rstate, sxr);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
-    free(sbr); free(sxe); free(sroll); free(rinit); free(rsize);
+    free(sbr); free(sxe); free(sxr); free(sroll); free(rinit); free(rsize);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

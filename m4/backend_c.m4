@@ -150,7 +150,7 @@ $2[[]]            }
 ]], [[$2]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
-#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE)
+#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 #   XEND (may be empty, then BORDER): the body for the points before and after
 #   the x-interior of an interior row, when BORDER_ROW is given
@@ -160,6 +160,8 @@ $2[[]]            }
 #   bookkeeping (st_rstate, zeroed, 64-byte aligned: it carries from a
 #   thread's chunk to its next), allocated before any output is written
 #   (STENC_ERR_ALLOC when that fails)
+#   XROW (may be empty): "if (COND) { ENDS } else {" ahead of the loops over
+#   XEND in interior rows without ROLL: the whole row's x ends when COND holds
 m4_define([[stn_job]], [[    {
     $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
     const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
@@ -180,7 +182,7 @@ m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked pla
     ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)($13) + 8, sizeof(ptrdiff_t));
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
     if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
-]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]), [[$10]], [[$11]], [[$3]])m4_ifelse([[$10]], [[]], [[]], [[    free(st_ring);
+]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]), [[$10]], [[$11]], [[$3]], [[$14]])m4_ifelse([[$10]], [[]], [[]], [[    free(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
@@ -276,7 +278,7 @@ m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])}
 ]])
 
-# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA):
+# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA, XROW):
 # MODE non-empty defines st_mode (the boundary mode the reduction bodies use);
 # XEND is the body of the x ends of the rows that reach the interior code;
 # both ends of a row run before its interior loop: after it, the right end's
@@ -307,13 +309,14 @@ m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
-m4_ifelse([[$8]], [[]], [[            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
+m4_ifelse([[$8]], [[]], [[$11            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         $7
             }
             for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         $7
             }
-m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[stn_interior([[$2]], [[$3]], [[$10]])]])]], [[            if (st_ia < st_ib) $8
+m4_ifelse([[$11]], [[]], [[]], [[            }
+]])m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[stn_interior([[$2]], [[$3]], [[$10]])]])]], [[            if (st_ia < st_ib) $8
             else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
         $7
             }
