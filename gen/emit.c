@@ -2037,6 +2037,15 @@ static void print_end_row_pointers(FILE *f, const EndsIn *in)
     pr_row_pointers(f, in->P->es, reads, nr, in->P->E.names, "            ");
 }
 
+/* "if (" the row has the interior the fast ends were planned for ") {":
+ * rows of end_min points, the whole row in the box, [ends_left, n0 -
+ * ends_right) its x-interior */
+static void print_fast_row_test(FILE *f, const EndsIn *in)
+{
+    fprintf(f, "            if (st_n0 >= %ld && st_lo0 == 0 && st_ia == %ld && st_ib == st_n0 - %ld && st_hi0 == st_n0) {\n",
+            end_min(in), ends_left(in), ends_right(in));
+}
+
 /* The x ends of an interior row as one block (C backend), ahead of the
  * template's loops over the per-point body: when the row's interior is the
  * one the ends were planned for, one switch on the mode a row and each end
@@ -2049,8 +2058,7 @@ static void print_row_fast_ends(FILE *f, const EndsIn *in)
     if (!fast_ends_fit(in)) return;
     const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
     const long nl = ends_left(in), nrt = ends_right(in);
-    fprintf(f, "            if (st_n0 >= %ld && st_lo0 == 0 && st_ia == %ld && st_ib == st_n0 - %ld && st_hi0 == st_n0) {\n",
-            end_min(in), nl, nrt);
+    print_fast_row_test(f, in);
     print_end_row_pointers(f, in);
     fprintf(f, "            switch (st_mode) {\n");
     for (int m = 1; m <= 3; ++m) {
@@ -2109,8 +2117,8 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
     const EndsIn ein = {in->P, in->want_v, 1};
     if (!fast_ends_fit(&ein)) return 0;
     const long nl = ends_left(&ein), nrt = ends_right(&ein);
-    fprintf(f, "            if (st_n0 >= %ld && st_lo0 == 0 && st_ia == %ld && st_ib == st_n0 - %ld && st_hi0 == st_n0) {\n"
-               "            switch (st_mode) {\n", end_min(&ein), nl, nrt);
+    print_fast_row_test(f, &ein);
+    fprintf(f, "            switch (st_mode) {\n");
     for (int m = 1; m <= 3; ++m) {
         const int mode = m % 3;
         fprintf(f, "            %s:\n", mode_case(mode));
