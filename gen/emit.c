@@ -2046,6 +2046,41 @@ static void print_fast_row_test(FILE *f, const EndsIn *in)
             end_min(in), ends_left(in), ends_right(in));
 }
 
+/* One end point's block in a fast-ends switch: MODE, the left (RIGHT 0)
+ * or right end, E points in from it; CTX the printer's own data */
+typedef void (*EndPointFn)(FILE *f, const void *ctx, int mode, int right, long e);
+
+/* "switch (st_mode) {" with a case per boundary mode and in each the blocks
+ * of the row's end points (the left ones, then the right ones) by POINT */
+static void print_end_switch(FILE *f, const EndsIn *in, EndPointFn point, const void *ctx)
+{
+    fprintf(f, "            switch (st_mode) {\n");
+    for (int m = 1; m <= 3; ++m) {
+        const int mode = m % 3;
+        fprintf(f, "            %s:\n", mode_case(mode));
+        for (int right = 0; right < 2; ++right)
+            for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) point(f, ctx, mode, right, e);
+        fprintf(f, "            break;\n");
+    }
+    fprintf(f, "            }\n");
+}
+
+/* an interior row's end point at a fixed i: its sums, value and store */
+static void print_row_end_point(FILE *f, const void *ctx, int mode, int right, long e)
+{
+    const EndsIn *in = ctx;
+    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
+    Node *roots[MAXARR + 1];
+    char fmbuf[MAXARR + 1][32];
+    const char *fm[MAXARR + 1];
+    const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
+    fprintf(f, "            {\n            const ptrdiff_t i = %s%ld; (void)i;\n", right ? "st_n0 - " : "", right ? 1 + e : e);
+    if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
+    if (nr) pr_c_block(f, &pc, roots, nr, fm, "                ");
+    if (in->want_g) point_sums_store(f, in->P->N, in->P->diff, in->P->E.names);
+    fprintf(f, "            }\n");
+}
+
 /* The x ends of an interior row as one block (C backend), ahead of the
  * template's loops over the per-point body: when the row's interior is the
  * one the ends were planned for, one switch on the mode a row and each end
@@ -2056,30 +2091,10 @@ static void print_fast_row_test(FILE *f, const EndsIn *in)
 static void print_row_fast_ends(FILE *f, const EndsIn *in)
 {
     if (!fast_ends_fit(in)) return;
-    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
-    const long nl = ends_left(in), nrt = ends_right(in);
     print_fast_row_test(f, in);
     print_end_row_pointers(f, in);
-    fprintf(f, "            switch (st_mode) {\n");
-    for (int m = 1; m <= 3; ++m) {
-        const int mode = m % 3;
-        fprintf(f, "            %s:\n", mode_case(mode));
-        for (int right = 0; right < 2; ++right)
-            for (long e = 0; e < (right ? nrt : nl); ++e) {
-                Node *roots[MAXARR + 1];
-                char fmbuf[MAXARR + 1][32];
-                const char *fm[MAXARR + 1];
-                const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
-                fprintf(f, "            {\n            const ptrdiff_t i = %s%ld; (void)i;\n", right ? "st_n0 - " : "",
-                        right ? 1 + e : e);
-                if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
-                if (nr) pr_c_block(f, &pc, roots, nr, fm, "                ");
-                if (in->want_g) point_sums_store(f, in->P->N, in->P->diff, in->P->E.names);
-                fprintf(f, "            }\n");
-            }
-        fprintf(f, "            break;\n");
-    }
-    fprintf(f, "            }\n            } else {\n");
+    print_end_switch(f, in, print_row_end_point, in);
+    fprintf(f, "            } else {\n");
 }
 
 /* The body of an end point i of an interior row: its value (value,
@@ -2106,6 +2121,37 @@ static void print_row_ends(FILE *f, const EndsIn *in)
     fprintf(f, "        }\n");
 }
 
+/* a rolling row's end point at a fixed i: its value and its ring terms */
+typedef struct { const Roll *R; const RollIn *in; const EndsIn *ein; } RollEnd;
+static void print_roll_end_point(FILE *f, const void *ctx, int mode, int right, long e)
+{
+    const RollEnd *re = ctx;
+    const Roll *R = re->R;
+    const RollIn *in = re->in;
+    const EndsIn *ein = re->ein;
+    fprintf(f, "            {\n                const ptrdiff_t i = %s%ld;\n                ", right ? "st_n0 - " : "",
+            right ? 1 + e : e);
+    point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
+    fprintf(f, "\n");
+    if (in->want_v && end_has_value(ein, mode, right, e)) print_end_value(f, R, in);
+    for (int a = 0; a < in->P->N; ++a) {
+        if (!in->P->diff[a]) continue;
+        fprintf(f, "                { stn_real st_gv = 0;");
+        for (int u = 0; u < R->nuse; ++u) {
+            const Use *us = &R->use[u];
+            const Node *tp = in->P->dtaps[us->tap];
+            if (tp->ref != a) continue;
+            const XPre pre = end_preimage(ein, mode, right, e, tp->idx[0].c);
+            for (long c = pre.lo; c <= pre.hi; ++c) {
+                print_term_op(f, R, u);
+                if (pre.from_n) fprintf(f, "st_r%d[st_n0 - %ld];", roll_row_of(R, in, u), -c);
+                else fprintf(f, "st_r%d[%ld];", roll_row_of(R, in, u), c);
+            }
+        }
+        fprintf(f, " stn_gstore(%s, st_q) }\n", in->P->E.names[in->P->N + a]);
+    }
+    fprintf(f, "            }\n");
+}
 
 /* The x ends of a rolling gradient's interior row from the ring, with the
  * preimages known at generation time (as the fast ends above): per mode
@@ -2116,40 +2162,10 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
 {
     const EndsIn ein = {in->P, in->want_v, 1};
     if (!fast_ends_fit(&ein)) return 0;
-    const long nl = ends_left(&ein), nrt = ends_right(&ein);
+    const RollEnd re = {R, in, &ein};
     print_fast_row_test(f, &ein);
-    fprintf(f, "            switch (st_mode) {\n");
-    for (int m = 1; m <= 3; ++m) {
-        const int mode = m % 3;
-        fprintf(f, "            %s:\n", mode_case(mode));
-        for (int right = 0; right < 2; ++right)
-            for (long e = 0; e < (right ? nrt : nl); ++e) {
-                fprintf(f, "            {\n                const ptrdiff_t i = %s%ld;\n                ", right ? "st_n0 - " : "",
-                        right ? 1 + e : e);
-                point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
-                fprintf(f, "\n");
-                if (in->want_v && end_has_value(&ein, mode, right, e)) print_end_value(f, R, in);
-                for (int a = 0; a < in->P->N; ++a) {
-                    if (!in->P->diff[a]) continue;
-                    fprintf(f, "                { stn_real st_gv = 0;");
-                    for (int u = 0; u < R->nuse; ++u) {
-                        const Use *us = &R->use[u];
-                        const Node *tp = in->P->dtaps[us->tap];
-                        if (tp->ref != a) continue;
-                        const XPre pre = end_preimage(&ein, mode, right, e, tp->idx[0].c);
-                        for (long c = pre.lo; c <= pre.hi; ++c) {
-                            print_term_op(f, R, u);
-                            if (pre.from_n) fprintf(f, "st_r%d[st_n0 - %ld];", roll_row_of(R, in, u), -c);
-                            else fprintf(f, "st_r%d[%ld];", roll_row_of(R, in, u), c);
-                        }
-                    }
-                    fprintf(f, " stn_gstore(%s, st_q) }\n", in->P->E.names[in->P->N + a]);
-                }
-                fprintf(f, "            }\n");
-            }
-        fprintf(f, "            break;\n");
-    }
-    fprintf(f, "            }\n            } else ");
+    print_end_switch(f, &ein, print_roll_end_point, &re);
+    fprintf(f, "            } else ");
     return 1;
 }
 
