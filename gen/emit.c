@@ -1969,29 +1969,6 @@ static const char *mode_case(int mode)
     return label[mode];
 }
 
-/* the fast ends under one mode: a branch per end point that adds anything,
- * printed with shared temporaries */
-static void print_fast_ends(FILE *f, const EndsIn *in, int mode)
-{
-    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
-    fprintf(f, "            %s:\n", mode_case(mode));
-    const char *sep = "            ";
-    for (int right = 0; right < 2; ++right)
-        for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) {
-            Node *roots[MAXARR + 1];
-            char fmbuf[MAXARR + 1][32];
-            const char *fm[MAXARR + 1];
-            const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
-            if (!nr) continue;
-            if (right) fprintf(f, "%sif (i == st_n0 - %ld) {\n", sep, 1 + e);
-            else fprintf(f, "%sif (i == %ld) {\n", sep, e);
-            pr_c_block(f, &pc, roots, nr, fm, "                ");
-            fprintf(f, "            }");
-            sep = " else ";
-        }
-    fprintf(f, "\n            break;\n");
-}
-
 /* Tap T's partial summed over its preimages into st_g<array>: along x only
  * (ALL = 0: an interior row's end point, y and z the point's own shifted by
  * the tap; the xpart helper maps x) or along every dimension (ALL = 1: a
@@ -2098,25 +2075,17 @@ static void print_row_fast_ends(FILE *f, const EndsIn *in)
 }
 
 /* The body of an end point i of an interior row: its value (value,
- * value_grad) and gradient (grad, value_grad), from the fast ends in rows
- * of end_min points (C backend), else from the general ones. */
+ * value_grad) and gradient (grad, value_grad) from the general ends (the
+ * x preimages searched at run time).  The C kernels reach it only in rows
+ * shorter than end_min points: longer interior rows take the row's fast
+ * ends block (print_row_fast_ends), whose test holds for every such row
+ * (the reduction box's x-interior is [ends_left, n0 - ends_right)). */
 static void print_row_ends(FILE *f, const EndsIn *in)
 {
-    const int fast = fast_ends_fit(in);
     fprintf(f, "{\n");
     if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
-    if (fast) {
-        /* C only: a CUDA thread's end point is no costlier than a border
-         * point, and the three modes' copies cost nvcc a third more time */
-        fprintf(f, "            stn_c_only([[if (st_n0 >= %ld) {\n", end_min(in));
-        print_end_row_pointers(f, in);
-        fprintf(f, "            switch (st_mode) {\n");
-        for (int mode = 1; mode <= 3; ++mode) print_fast_ends(f, in, mode % 3);
-        fprintf(f, "            }\n            } else ]]){\n");
-    }
     if (in->want_v) print_general_value(f, in);
     if (in->want_g) print_general_ends(f, in);
-    if (fast) fprintf(f, "            }\n");
     if (in->want_g) point_sums_store(f, in->P->N, in->P->diff, in->P->E.names);
     fprintf(f, "        }\n");
 }
