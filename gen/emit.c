@@ -1773,7 +1773,8 @@ static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, con
  * y/z preimage intervals computed once per row and tap and y/z reads mapped.
  * The remaining points (x near an edge) keep the generic border body. */
 static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r, int N, const int *diff, int ndt,
-                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, const char *border)
+                         Node **dtaps, Node **part, int want_v, int want_g, int first_read, const char *border,
+                         const char *fast)
 {
     int D = s->dims;
     static const char *vars_p[3] = {"i", "st_p1", "st_p2"};
@@ -1782,6 +1783,8 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
     str_open(&b);
     fprintf(b.f, "{\n");
     print_xsplit_bounds(b.f);
+    /* FAST (border_classes) handles the rows of its edge classes */
+    if (fast) fprintf(b.f, "            int st_done = 0;\n%s            if (!st_done) {\n", fast);
     print_xsplit_open(b.f, border);
     if (want_v) print_border_value(b.f, s, es, E, r);
     if (want_g) {
@@ -1817,6 +1820,7 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
         fprintf(b.f, "                }\n");
     }
     print_xsplit_close(b.f, border);
+    if (fast) fprintf(b.f, "            }\n");
     fprintf(b.f, "        }\n");
     /* st_mode is the loop's (run-time) mode: the y/z index maps inside the x
      * loops are loop-invariant, so the x loops vectorise without copies */
@@ -1871,59 +1875,74 @@ typedef struct {
     int want_v, want_g;
 } EndsIn;
 
-typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n0 : 0) + c, lo <= c <= hi */
+typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n<d> : 0) + c, lo <= c <= hi */
 
-/* the rows' ends: st_ilo0 points at the left, st_n0 - st_ihi0 at the right
- * (print_reduce_box; a value alone has no ends in valid mode) */
-static long ends_left(const EndsIn *in)
+/* The points within reach of the edges along dimension D: EDGE_LO at the
+ * low end, EDGE_HI at the high end (print_reduce_box's st_ilo, st_n - st_ihi;
+ * a value alone has none in valid mode) */
+static long edge_lo(const RedPlan *P, int want_g, int d)
 {
-    long w = in->want_g ? in->P->omax[0] - in->P->omin[0] : 0;
-    return w > -in->P->omin[0] ? w : -in->P->omin[0];
+    long w = want_g ? P->omax[d] - P->omin[d] : 0;
+    return w > -P->omin[d] ? w : -P->omin[d];
 }
-static long ends_right(const EndsIn *in)
+static long edge_hi(const RedPlan *P, int want_g, int d)
 {
-    long w = in->want_g ? in->P->omax[0] - in->P->omin[0] : 0;
-    return w > in->P->omax[0] ? w : in->P->omax[0];
+    long w = want_g ? P->omax[d] - P->omin[d] : 0;
+    return w > P->omax[d] ? w : P->omax[d];
 }
-/* whether the end point E has a value under MODE: every point but in valid
- * mode, where the value's domain is [-omin0, st_n0 - omax0) */
-static int end_has_value(const EndsIn *in, int mode, int right, long e)
+/* whether edge point E along D (low: E, high: st_n-1-E) has a value under
+ * MODE: every point but in valid mode, where the value's domain is
+ * [-omin, st_n - omax) */
+static int edge_has_value(const RedPlan *P, int d, int mode, int right, long e)
 {
-    return mode != 0 || (right ? e >= in->P->omax[0] : e >= -in->P->omin[0]);
+    return mode != 0 || (right ? e >= P->omax[d] : e >= -P->omin[d]);
 }
-/* rows this long have ends whose preimages neither meet nor wrap into each other */
-static long end_min(const EndsIn *in)
+/* extents this long along D have edges whose preimages neither meet nor
+ * wrap into each other */
+static long edge_min(const RedPlan *P, int want_g, int d)
 {
-    long e = ends_left(in) > ends_right(in) ? ends_left(in) : ends_right(in);
-    return 2 * (e + in->P->omax[0] - in->P->omin[0]) + 2;
+    long e = edge_lo(P, want_g, d) > edge_hi(P, want_g, d) ? edge_lo(P, want_g, d) : edge_hi(P, want_g, d);
+    return 2 * (e + P->omax[d] - P->omin[d]) + 2;
 }
 
 static XPre xpre(int from_n, long lo, long hi) { XPre p = {from_n, lo, hi}; return p; }
-/* the preimage of end point E (left: i = E, right: i = st_n0-1-E) of a tap
- * at x offset OX under MODE (as stenc_preimage, for rows of end_min points):
- * valid: p = i - ox inside [-omin0, st_n0 - omax0); neumann: p + ox clamped
- * to i (at the edge point itself every p beyond it); periodic: p = i - ox
- * wrapped */
-static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
+/* the preimage along D of edge point E (low: E, high: st_n-1-E) of a tap
+ * at offset O along D under MODE (as stenc_preimage, for extents of edge_min
+ * points): valid: p = q - o inside [-omin, st_n - omax); neumann: p + o
+ * clamped to q (at the edge point itself every p beyond it); periodic:
+ * p = q - o wrapped */
+static XPre edge_preimage(const RedPlan *P, int d, int mode, int right, long e, long o)
 {
-    const long c = right ? -1 - e - ox : e - ox; /* i - ox, from 0 or from st_n0 */
+    const long c = right ? -1 - e - o : e - o; /* q - o, from 0 or from st_n */
     const XPre none = xpre(0, 1, 0);
     if (mode == 1) { /* STENC_NEUMANN */
-        if (e == 0) return right ? (ox >= 0 ? xpre(1, -1 - ox, -1) : none) : (ox <= 0 ? xpre(0, 0, -ox) : none);
+        if (e == 0) return right ? (o >= 0 ? xpre(1, -1 - o, -1) : none) : (o <= 0 ? xpre(0, 0, -o) : none);
         return (right ? c < 0 : c >= 0) ? xpre(right, c, c) : none;
     }
-    if (mode == 2) return xpre(c < 0, c, c); /* STENC_PERIODIC: i - ox, or wrapped from the other end */
+    if (mode == 2) return xpre(c < 0, c, c); /* STENC_PERIODIC: q - o, or wrapped from the other end */
     /* STENC_VALID */
-    return (right ? c < -in->P->omax[0] : c >= -in->P->omin[0]) ? xpre(right, c, c) : none;
+    return (right ? c < -P->omax[d] : c >= -P->omin[d]) ? xpre(right, c, c) : none;
 }
 
-/* the fast ends print every preimage point's terms: not when a tap reaches
- * so far along x that its edge point's preimage is long */
+/* the fast edges print every preimage point's terms: not when a tap reaches
+ * so far along D that its edge point's preimage is long */
 enum { END_RANGE_MAX = 8 };
-static int fast_ends_fit(const EndsIn *in)
+static int edge_fit(const RedPlan *P, int d)
 {
-    return labs(in->P->omin[0]) < END_RANGE_MAX && labs(in->P->omax[0]) < END_RANGE_MAX;
+    return labs(P->omin[d]) < END_RANGE_MAX && labs(P->omax[d]) < END_RANGE_MAX;
 }
+
+/* the same along x, for the rows' ends: st_ilo0 points at the left, st_n0 -
+ * st_ihi0 at the right */
+static long ends_left(const EndsIn *in) { return edge_lo(in->P, in->want_g, 0); }
+static long ends_right(const EndsIn *in) { return edge_hi(in->P, in->want_g, 0); }
+static int end_has_value(const EndsIn *in, int mode, int right, long e) { return edge_has_value(in->P, 0, mode, right, e); }
+static long end_min(const EndsIn *in) { return edge_min(in->P, in->want_g, 0); }
+static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
+{
+    return edge_preimage(in->P, 0, mode, right, e, ox);
+}
+static int fast_ends_fit(const EndsIn *in) { return edge_fit(in->P, 0); }
 
 /* the gradient sums of end point E (left: i = E, right: i = st_n0-1-E)
  * under MODE: each tap's partial at its preimage points, moved to the row
@@ -2172,6 +2191,147 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
         fprintf(f, "    break;\n");
     }
     fprintf(f, "    }\n    return;\n    }\n");
+}
+
+/* ---- border rows by edge class ----
+ * A border row with one of y, z within reach of an edge and the other
+ * inside (j near a y edge and k in [st_ilo2, st_ihi2), or the other way
+ * round) has, in its x-interior, each tap's preimages known when the kernel
+ * is generated, per boundary mode, as the x ends of interior rows do: along
+ * the edge dimension points 0 + c or st_n + c (edge_preimage), along x and
+ * the other dimension the point's own shifted by the tap.  Its x-interior is
+ * then one loop like an interior row's, over the partials' sums at those
+ * points with their edge reads pinned (clamped or wrapped when the kernel is
+ * generated), instead of a value pass, a pass per tap and preimage through a
+ * strip buffer and a store pass (4-5 interior rows' time: a quarter of a 3D
+ * linear gradient's time at 64^3, perf/NOTES.md section 25).  Its x end
+ * points likewise, pinned along x too.  Rows at two edges (along x, the
+ * grid's edges) and grids shorter than edge_min along a dimension keep the
+ * general border row; so do the rolling gradients (their border rows gather
+ * from cached rows of partials, roll_border). */
+
+/* A point of class (edge dimension D, low or high end RIGHT, E in from it,
+ * MODE): along x inside (XR < 0), or the x end point XE in from the low
+ * (XR = 0) or high (XR = 1) x end, pinned along x too.  What it adds: its
+ * value when it has one (format VFM), each differentiable array's sums
+ * (stored, 0 included); returns how many roots (formats in FM) */
+typedef struct { int d, right; long e; int mode, xr; long xe; } ClassPt;
+static int class_roots(const RedPlan *P, int want_v, int want_g, const ClassPt *c, const char *vfm, Node **roots,
+                       const char **fm, char (*fmbuf)[160])
+{
+    const int d = c->d, m = 3 - d; /* m: the other of y, z */
+    int nr = 0;
+    if (want_v && edge_has_value(P, d, c->mode, c->right, c->e) &&
+        (c->xr < 0 || edge_has_value(P, 0, c->mode, c->xr, c->xe))) {
+        roots[nr] = ex_pin(P->rv.f, d, c->mode, c->right, c->right ? -1 - c->e : c->e);
+        if (c->xr >= 0) roots[nr] = ex_pin(roots[nr], 0, c->mode, c->xr, c->xr ? -1 - c->xe : c->xe);
+        fm[nr++] = vfm;
+    }
+    if (!want_g) return nr;
+    Node *g[MAXARR];
+    for (int a = 0; a < P->N; ++a) g[a] = ex_num(0);
+    for (int t = 0; t < P->ndt; ++t) {
+        const Node *tap = P->dtaps[t];
+        long off[3] = {c->xr < 0 ? -tap->idx[0].c : 0, 0, 0};
+        off[m] = -tap->idx[m].c;
+        const XPre X = edge_preimage(P, d, c->mode, c->right, c->e, tap->idx[d].c);
+        const XPre X0 = c->xr < 0 ? xpre(0, 0, 0) : edge_preimage(P, 0, c->mode, c->xr, c->xe, tap->idx[0].c);
+        for (long cd = X.lo; cd <= X.hi; ++cd)
+            for (long cx = X0.lo; cx <= X0.hi; ++cx) {
+                Node *pt = ex_pin(ex_shift(P->part[t], off), d, c->mode, X.from_n, cd);
+                if (c->xr >= 0) pt = ex_pin(pt, 0, c->mode, X0.from_n, cx);
+                g[tap->ref] = ex_add(g[tap->ref], pt);
+            }
+    }
+    for (int a = 0; a < P->N; ++a) {
+        if (!P->diff[a]) continue;
+        snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
+        fm[nr] = fmbuf[nr];
+        roots[nr++] = ex_group_coef(g[a]);
+    }
+    return nr;
+}
+
+/* the body of a point of class C at i: its index st_q, its roots */
+static void print_class_point(FILE *f, const RedPlan *P, int want_v, int want_g, const ClassPt *c, const char *vfm)
+{
+    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL};
+    Node *roots[MAXARR + 1];
+    char fmbuf[MAXARR + 1][160];
+    const char *fm[MAXARR + 1];
+    const int nr = class_roots(P, want_v, want_g, c, vfm, roots, fm, fmbuf);
+    if (want_g) {
+        fprintf(f, "            ");
+        point_index(f, P->es, P->s->arr[P->first_read].name, "st_q");
+        fprintf(f, "\n");
+    }
+    pr_row_pointers(f, P->es, roots, nr, P->E.names, "            ");
+    pr_c_block(f, &pc, roots, nr, fm, "            ");
+}
+
+/* the x ends of a class's row (its x-interior the planned one, as the
+ * interior rows' fast ends): each end point at a fixed i */
+static void print_class_ends(FILE *f, const RedPlan *P, int want_v, int want_g, ClassPt c, int right)
+{
+    const EndsIn in = {P, want_v, want_g};
+    for (long e = 0; e < (right ? ends_right(&in) : ends_left(&in)); ++e) {
+        c.xr = right;
+        c.xe = e;
+        fprintf(f, "            {\n            const ptrdiff_t i = %s%ld;\n", right ? "st_n0 - " : "", right ? 1 + e : e);
+        print_class_point(f, P, want_v, want_g, &c, "st_acc += (double)%s;");
+        fprintf(f, "            }\n");
+    }
+}
+
+/* the rows of one class: "if (row) { x ends, x-interior loop, x ends }" */
+static void print_class(FILE *f, const RedPlan *P, int want_v, int want_g, const ClassPt *c)
+{
+    if (c->right) fprintf(f, "            if (%s == st_n%d - %ld) {\n", dimvar(c->d), c->d, 1 + c->e);
+    else fprintf(f, "            if (%s == %ld) {\n", dimvar(c->d), c->e);
+    print_class_ends(f, P, want_v, want_g, *c, 0);
+    /* one loop, not the interior's copies per beta and value strips: the
+     * border rows' share is small, their code size is not (the units
+     * compile in up to 1.45x the time with those copies; a loop per beta
+     * case measured no faster: perf/NOTES.md section 25) */
+    fprintf(f, "            #pragma omp simd%s\n            for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n",
+            want_v ? " reduction(+:st_acc)" : "");
+    print_class_point(f, P, want_v, want_g, c, "st_acc += (double)%s;");
+    fprintf(f, "            }\n");
+    print_class_ends(f, P, want_v, want_g, *c, 1);
+    fprintf(f, "            st_done = 1;\n            }\n");
+}
+
+/* the border rows' classes (3D gradients), per mode, when the grid is at
+ * least edge_min along each dimension (rows of the planned x-interior); sets
+ * st_done in the rows they take; NULL when a tap reaches too far */
+static char *border_classes(const RedPlan *P, int want_v, int want_g)
+{
+    if (P->D != 3 || !want_g || !edge_fit(P, 0) || !edge_fit(P, 1) || !edge_fit(P, 2)) return NULL;
+    Str b;
+    str_open(&b);
+    FILE *f = b.f;
+    fprintf(f, "            if (st_n0 >= %ld && st_n1 >= %ld && st_n2 >= %ld && st_lo0 == 0 && st_xa == %ld && "
+               "st_xb == st_n0 - %ld && st_hi0 == st_n0) {\n",
+            edge_min(P, want_g, 0), edge_min(P, want_g, 1), edge_min(P, want_g, 2), edge_lo(P, want_g, 0),
+            edge_hi(P, want_g, 0));
+    fprintf(f, "            switch (st_mode) {\n");
+    for (int mm = 1; mm <= 3; ++mm) {
+        const int mode = mm % 3;
+        fprintf(f, "            %s:\n", mode_case(mode));
+        for (int d = 1; d <= 2; ++d) {
+            const int o = 3 - d;
+            fprintf(f, "            if (%s >= st_ilo%d && %s < st_ihi%d) {\n", dimvar(o), o, dimvar(o), o);
+            for (int right = 0; right < 2; ++right)
+                for (long e = 0; e < (right ? edge_hi(P, want_g, d) : edge_lo(P, want_g, d)); ++e) {
+                    const ClassPt c = {d, right, e, mode, -1, 0};
+                    print_class(f, P, want_v, want_g, &c);
+                }
+            fprintf(f, "            }\n");
+        }
+        fprintf(f, "            break;\n");
+    }
+    fprintf(f, "            }\n            }\n");
+    return str_close(&b);
 }
 
 /* the arrays and parameters the reduction reads, the first array read */
@@ -2515,8 +2675,10 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe), *sxr = str_close(&xr);
+    char *scls = border_classes(P, want_v, want_g);
     char *sbr = border_rows(P->s, P->es, &P->E, &P->rv, P->N, P->diff, P->ndt, (Node **)P->dtaps, (Node **)P->part, want_v,
-                            want_g, P->first_read, sbd);
+                            want_g, P->first_read, sbd, scls);
+    free(scls);
     char *rinit = NULL, *rsize = NULL, *sroll = NULL, *srb = NULL;
     int rstate = 0;
     if (want_g) {

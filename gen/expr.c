@@ -362,11 +362,12 @@ static Node *shift_post(Node *n, Node **a, const void *ctx)
 
 Node *ex_shift(Node *n, const long off[3]) { return rewrite_rec(n, shift_post, off, ++memo_counter); }
 
-/* pinning x: a tap at x offset o of the point p = base + c reads p + o,
- * mapped by the boundary mode for a row of at least as many points as
- * keep p + o within one period of the end it belongs to (emit.c, end_min) */
-typedef struct { int mode, from_n; long c; } PinX;
-static Index pinned_x(const PinX *p, long o)
+/* pinning dimension d: a tap at offset o along d of the point p = base + c
+ * reads p + o, mapped by the boundary mode for an extent of at least as
+ * many points as keep p + o within one period of the end it belongs to
+ * (emit.c, edge_min) */
+typedef struct { int d, mode, from_n; long c; } Pin;
+static Index pinned(const Pin *p, long o)
 {
     const long v = p->c + o; /* the read, from 0 or from n */
     Index r = {p->from_n ? IK_END : IK_CONST, v};
@@ -378,16 +379,20 @@ static Index pinned_x(const PinX *p, long o)
 }
 static Node *pin_post(Node *n, Node **a, const void *ctx)
 {
-    if (n->kind != E_TAP || n->idx[0].kind != IK_VAR) return rebuild(n, a);
-    Index idx[3] = {pinned_x(ctx, n->idx[0].c), n->idx[1], n->idx[2]};
+    const Pin *p = ctx;
+    if (n->kind != E_TAP || n->idx[p->d].kind != IK_VAR) return rebuild(n, a);
+    Index idx[3] = {n->idx[0], n->idx[1], n->idx[2]};
+    idx[p->d] = pinned(p, n->idx[p->d].c);
     return ex_tap(n->ref, idx);
 }
 
-Node *ex_pin_x(Node *n, int mode, int from_n, long c)
+Node *ex_pin(Node *n, int d, int mode, int from_n, long c)
 {
-    const PinX p = {mode, from_n, c};
+    const Pin p = {d, mode, from_n, c};
     return rewrite_rec(n, pin_post, &p, ++memo_counter);
 }
+
+Node *ex_pin_x(Node *n, int mode, int from_n, long c) { return ex_pin(n, 0, mode, from_n, c); }
 
 static Node *recip_post(Node *n, Node **a, const void *ctx)
 {
