@@ -207,6 +207,107 @@ START_TEST(quad_value_and_gradients)
 }
 END_TEST
 
+/* cheap: sum over the mode's points of (x[p+ey] - x[p-ey])^2 +
+ * 2 (y[p+2ex] - x[p])^2 [+ (y[p+2ez] - x[p-ez])^2 + (x[p+ey] - y[p])^2] */
+static double ref_cheap(const Grid *G, int mode, const double *x, const double *y)
+{
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) { /* the taps: x in [0, +2], y in [-1, +1], z in [-1, +2] */
+        hi[0] -= 2;
+        lo[1] = 1; hi[1] -= 1;
+        if (G->D == 3) { lo[2] = 1; hi[2] -= 2; }
+    }
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                const double xp = ref_at(G, x, i, j, k, 0, 0, 0, mode);
+                const double a = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, x, i, j, k, 0, -1, 0, mode);
+                const double b = ref_at(G, y, i, j, k, 2, 0, 0, mode) - xp;
+                s += a * a + 2 * b * b;
+                if (G->D == 3) {
+                    const double c = ref_at(G, y, i, j, k, 0, 0, 2, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
+                    const double e = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, y, i, j, k, 0, 0, 0, mode);
+                    s += c * c + e * e;
+                }
+            }
+    return s;
+}
+
+static int call_cheap(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
+                      double beta, double *gx, double *gy)
+{
+    const size_t *n = G->n;
+    if (G->D == 2) {
+        if (kind == 1) return stenc_pair_cheap_grad_2d_f64(n[0], n[1], mode, x, y, alpha, beta, gx, gy);
+        return stenc_pair_cheap_value_grad_2d_f64(n[0], n[1], mode, x, y, v, alpha, beta, gx, gy);
+    }
+    if (kind == 1) return stenc_pair_cheap_grad_3d_f64(n[0], n[1], n[2], mode, x, y, alpha, beta, gx, gy);
+    return stenc_pair_cheap_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, v, alpha, beta, gx, gy);
+}
+
+/* 3D grids at least edge_min (10 x 10 x 14 here) along every dimension run
+ * the border rows by edge class, the smallest such grid with their classes
+ * next to each other; the third is one plane short of it along z (the
+ * general border rows) */
+static const Grid cheap_grids[] = {
+    {{11, 10, 15}, 3},
+    {{10, 10, 14}, 3},
+    {{10, 10, 13}, 3},
+    {{20, 12, 1}, 2},
+};
+enum { NCHEAP = sizeof cheap_grids / sizeof cheap_grids[0] };
+
+/* cheap's values against the reference; its gradients (grad; value_grad
+ * with alpha/beta onto a known start) at every point of both arrays against
+ * central differences of the reference (exact for a quadratic up to
+ * rounding) */
+START_TEST(cheap_value_and_gradients)
+{
+    const Grid *G = &cheap_grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    rng_t rg = {6300 + (uint64_t)_i};
+    double *x = dalloc(N), *y = dalloc(N), *gx = dalloc(N), *gy = dalloc(N), *hx = dalloc(N), *hy = dalloc(N);
+    double *sx = dalloc(N), *sy = dalloc(N);
+    dfill(x, N, &rg, -1, 1);
+    dfill(y, N, &rg, -1, 1);
+    dnan(gx, N);
+    dnan(gy, N);
+    CK_OK(call_cheap(G, 1, mode, x, y, NULL, 1, 0, gx, gy));
+    dfill(hx, N, &rg, -1, 1);
+    dfill(hy, N, &rg, -1, 1);
+    memcpy(sx, hx, N * sizeof *sx);
+    memcpy(sy, hy, N * sizeof *sy);
+    double v = 0;
+    CK_OK(call_cheap(G, 2, mode, x, y, &v, 0.5, -2, hx, hy));
+    const double vref = ref_cheap(G, mode, x, y);
+    ck_assert_msg(reldiff(v, vref, 1) < 1e-12, "%zux%zux%zu mode %d cheap value %.15g, reference %.15g", G->n[0],
+                  G->n[1], G->n[2], mode, v, vref);
+    const double h = 1e-3;
+    for (int arr = 0; arr < 2; ++arr) {
+        double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx, *st = arr ? sy : sx;
+        for (size_t q = 0; q < N; ++q) {
+            const double a0 = a[q];
+            a[q] = a0 + h;
+            const double fp = ref_cheap(G, mode, x, y);
+            a[q] = a0 - h;
+            const double fm = ref_cheap(G, mode, x, y);
+            a[q] = a0;
+            const double fd = (fp - fm) / (2 * h);
+            ck_assert_msg(fabs(g[q] - fd) <= 1e-7 * (1 + fabs(fd)) &&
+                              fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + fabs(g[q])),
+                          "%zux%zux%zu mode %d cheap %s grad at (%zu, %zu, %zu): grad %.12g value_grad %.12g (start "
+                          "%.12g) FD %.12g",
+                          G->n[0], G->n[1], G->n[2], mode, arr ? "y" : "x", q % G->n[0], q / G->n[0] % G->n[1],
+                          q / (G->n[0] * G->n[1]), g[q], gv[q], st[q], fd);
+        }
+    }
+    free(x); free(y); free(gx); free(gy); free(hx); free(hy); free(sx); free(sy);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
@@ -214,6 +315,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, pair_value_and_gradients, 0, NGRID * 3);
     tcase_add_loop_test(tc, quad_value_and_gradients, 0, NGRID * 3);
+    tcase_add_loop_test(tc, cheap_value_and_gradients, 0, NCHEAP * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
