@@ -1944,18 +1944,52 @@ static XPre end_preimage(const EndsIn *in, int mode, int right, long e, long ox)
 }
 static int fast_ends_fit(const EndsIn *in) { return edge_fit(in->P, 0); }
 
-/* the gradient sums of end point E (left: i = E, right: i = st_n0-1-E)
- * under MODE: each tap's partial at its preimage points, moved to the row
- * of the point (y and z shifted by the tap's offsets, x pinned) */
-static void end_sums(const EndsIn *in, int mode, int right, long e, Node **g)
+/* A point's place: along each dimension D inside (SIDE[D] < 0: a tap's
+ * preimage is the point shifted back by the tap) or E[D] points in from the
+ * low (SIDE 0) or high (SIDE 1) edge (edge_preimage, its reads pinned): an
+ * interior row's x end point, a border row of one edge class, or its x end
+ * points (border_classes) */
+typedef struct { int side[3]; long e[3]; } EdgeAt;
+
+/* the point's value under MODE, its reads pinned along its edges (z's
+ * first: the order fixes the printed sum's); NULL when it has none (valid
+ * mode, outside the value's domain) */
+static Node *edge_value(const RedPlan *P, int mode, const EdgeAt *at)
 {
-    for (int a = 0; a < in->P->N; ++a) g[a] = ex_num(0);
-    for (int t = 0; t < in->P->ndt; ++t) {
-        const Node *tap = in->P->dtaps[t];
-        const long off[3] = {0, -tap->idx[1].c, in->P->D == 3 ? -tap->idx[2].c : 0};
-        const XPre P = end_preimage(in, mode, right, e, tap->idx[0].c);
-        for (long c = P.lo; c <= P.hi; ++c)
-            g[tap->ref] = ex_add(g[tap->ref], ex_pin_x(ex_shift(in->P->part[t], off), mode, P.from_n, c));
+    Node *v = P->rv.f;
+    for (int d = P->D - 1; d >= 0; --d) {
+        if (at->side[d] < 0) continue;
+        if (!edge_has_value(P, d, mode, at->side[d], at->e[d])) return NULL;
+        v = ex_pin(v, d, mode, at->side[d], at->side[d] ? -1 - at->e[d] : at->e[d]);
+    }
+    return v;
+}
+
+/* ACC plus N at each combination of the edge dimensions' preimages X from
+ * dimension D down (z's outermost), pinned there */
+static Node *pinned_sum(Node *acc, Node *n, int mode, const EdgeAt *at, const XPre *X, int d)
+{
+    if (d < 0) return ex_add(acc, n);
+    if (at->side[d] < 0) return pinned_sum(acc, n, mode, at, X, d - 1);
+    for (long c = X[d].lo; c <= X[d].hi; ++c) acc = pinned_sum(acc, ex_pin(n, d, mode, X[d].from_n, c), mode, at, X, d - 1);
+    return acc;
+}
+
+/* each array's gradient sums at the point under MODE: each tap's partial at
+ * its preimage points, moved to the point (shifted by the tap's offsets
+ * along the dimensions it is inside, pinned along its edges) */
+static void edge_sums(const RedPlan *P, int mode, const EdgeAt *at, Node **g)
+{
+    for (int a = 0; a < P->N; ++a) g[a] = ex_num(0);
+    for (int t = 0; t < P->ndt; ++t) {
+        const Node *tap = P->dtaps[t];
+        long off[3] = {0, 0, 0};
+        XPre X[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+        for (int d = 0; d < P->D; ++d) {
+            if (at->side[d] < 0) off[d] = -tap->idx[d].c;
+            else X[d] = edge_preimage(P, d, mode, at->side[d], at->e[d], tap->idx[d].c);
+        }
+        g[tap->ref] = pinned_sum(g[tap->ref], ex_shift(P->part[t], off), mode, at, X, P->D - 1);
     }
 }
 
@@ -1963,14 +1997,15 @@ static void end_sums(const EndsIn *in, int mode, int right, long e, Node **g)
  * its value, its gradient sums; returns how many roots (formats in FM) */
 static int end_roots(const EndsIn *in, int mode, int right, long e, Node **roots, const char **fm, char (*fmbuf)[32])
 {
-    Node *g[MAXARR];
+    const EdgeAt at = {{right, -1, -1}, {e, 0, 0}};
+    Node *g[MAXARR], *v = in->want_v ? edge_value(in->P, mode, &at) : NULL;
     int nr = 0;
-    if (in->want_v && end_has_value(in, mode, right, e)) {
-        roots[nr] = ex_pin_x(in->P->rv.f, mode, right, right ? -1 - e : e);
+    if (v) {
+        roots[nr] = v;
         fm[nr++] = "st_acc += (double)%s;";
     }
     if (!in->want_g) return nr;
-    end_sums(in, mode, right, e, g);
+    edge_sums(in->P, mode, &at, g);
     for (int a = 0; a < in->P->N; ++a) {
         if (!in->P->diff[a] || ex_is_num(g[a], 0)) continue;
         snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_g%d += %%s;", a);
@@ -2219,30 +2254,17 @@ typedef struct { int d, right; long e; int mode, xr; long xe; } ClassPt;
 static int class_roots(const RedPlan *P, int want_v, int want_g, const ClassPt *c, const char *vfm, Node **roots,
                        const char **fm, char (*fmbuf)[160])
 {
-    const int d = c->d, m = 3 - d; /* m: the other of y, z */
+    EdgeAt at = {{c->xr, -1, -1}, {c->xe, 0, 0}};
+    at.side[c->d] = c->right;
+    at.e[c->d] = c->e;
+    Node *g[MAXARR], *v = want_v ? edge_value(P, c->mode, &at) : NULL;
     int nr = 0;
-    if (want_v && edge_has_value(P, d, c->mode, c->right, c->e) &&
-        (c->xr < 0 || edge_has_value(P, 0, c->mode, c->xr, c->xe))) {
-        roots[nr] = ex_pin(P->rv.f, d, c->mode, c->right, c->right ? -1 - c->e : c->e);
-        if (c->xr >= 0) roots[nr] = ex_pin(roots[nr], 0, c->mode, c->xr, c->xr ? -1 - c->xe : c->xe);
+    if (v) {
+        roots[nr] = v;
         fm[nr++] = vfm;
     }
     if (!want_g) return nr;
-    Node *g[MAXARR];
-    for (int a = 0; a < P->N; ++a) g[a] = ex_num(0);
-    for (int t = 0; t < P->ndt; ++t) {
-        const Node *tap = P->dtaps[t];
-        long off[3] = {c->xr < 0 ? -tap->idx[0].c : 0, 0, 0};
-        off[m] = -tap->idx[m].c;
-        const XPre X = edge_preimage(P, d, c->mode, c->right, c->e, tap->idx[d].c);
-        const XPre X0 = c->xr < 0 ? xpre(0, 0, 0) : edge_preimage(P, 0, c->mode, c->xr, c->xe, tap->idx[0].c);
-        for (long cd = X.lo; cd <= X.hi; ++cd)
-            for (long cx = X0.lo; cx <= X0.hi; ++cx) {
-                Node *pt = ex_pin(ex_shift(P->part[t], off), d, c->mode, X.from_n, cd);
-                if (c->xr >= 0) pt = ex_pin(pt, 0, c->mode, X0.from_n, cx);
-                g[tap->ref] = ex_add(g[tap->ref], pt);
-            }
-    }
+    edge_sums(P, c->mode, &at, g);
     for (int a = 0; a < P->N; ++a) {
         if (!P->diff[a]) continue;
         snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
