@@ -182,11 +182,15 @@ static int last_sync_line(const char *text)
 static int report_m4_stderr(const char *err, const char *file, int line)
 {
     int nerr = 0, nline = 0, quiet = 0;
+    size_t lf = strlen(file);
     for (const char *p = err; *p;) {
-        const char *e = strchr(p, '\n');
+        /* a message's line ends after the source's name, which may hold a newline */
+        size_t skip = strncmp(p, file, lf) == 0 && p[lf] == ':' ? lf
+                      : strncmp(p, "m4:", 3) == 0 && strncmp(p + 3, file, lf) == 0 && p[3 + lf] == ':' ? 3 + lf : 0;
+        const char *e = strchr(p + skip, '\n');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        char ln[1024];
-        snprintf(ln, sizeof ln, "%.*s", (int)(n < 1000 ? n : 1000), p);
+        char ln[8192];
+        snprintf(ln, sizeof ln, "%.*s", (int)(n < 8000 ? n : 8000), p);
         p += n + (e ? 1 : 0);
         if (!ln[0]) continue;
         if (++nline > 20) { /* a macro in a loop can say the same thing 100,000 times */
@@ -202,8 +206,9 @@ static int report_m4_stderr(const char *err, const char *file, int line)
             nerr += strstr(ln, "error") != NULL;
             continue;
         }
-        /* m4:FILE:LINE: MESSAGE */
-        char *f = ln + 3, *c1 = strchr(f, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        /* m4:FILE:LINE: MESSAGE (FILE may hold colons: the source's name is matched whole) */
+        char *f = ln + 3, *c1 = strncmp(f, file, lf) == 0 && f[lf] == ':' ? f + lf : strchr(f, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c1 || !c2) { fprintf(stderr, "%s:%d: error: stencil language (m4): %s\n", file, line, ln + 3); ++nerr; continue; }
         *c1 = 0;
         *c2 = 0;
@@ -491,9 +496,12 @@ int main(int argc, char **argv)
     size_t adjlen = 0;
     FILE *adjf = open_memstream(&adj, &adjlen);
     fprintf(adjf, "# Adjoint stencils of %s, written by stenc-gen (readable form; the\n"
-                  "# generated C and CUDA are made from the same expressions).\n\n", file);
+                  "# generated C and CUDA are made from the same expressions).\n\n", slash ? slash + 1 : file);
+    /* the banner names the source by its base name alone: the stem was checked
+     * to be an identifier, while a directory may hold any bytes (m4 quotes, a
+     * comment's end, text that looks like a leaked macro) */
     char cmdline[2048];
-    snprintf(cmdline, sizeof cmdline, "stenc-gen%s %s", variant, file);
+    snprintf(cmdline, sizeof cmdline, "stenc-gen%s %s.stn", variant, stem);
     char sname[MAXNAME] = "";
     static Stencil st;
     static char *norm[2];

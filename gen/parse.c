@@ -11,6 +11,7 @@ enum { T_EOF, T_NL, T_ID, T_NUM, T_OP };
 typedef struct {
     const char *p;
     const char *file;   /* current file per #line */
+    const char *main;   /* the source file: its name may hold any byte, even a newline or a quote */
     char filebuf[512];
     int line;
     int depth;          /* () [] nesting: newlines inside are ignored */
@@ -46,7 +47,11 @@ static void next(Lex *L)
                 long n = strtol(p + 6, &end, 10);
                 const char *q = end;
                 while (*q == ' ') ++q;
-                if (*q == '"') {
+                size_t lm = strlen(L->main);
+                if (*q == '"' && strncmp(q + 1, L->main, lm) == 0 && q[1 + lm] == '"') {
+                    L->file = L->main;
+                    p = q + 2 + lm;
+                } else if (*q == '"') {
                     const char *e = strchr(q + 1, '"');
                     if (e && (size_t)(e - q - 1) < sizeof L->filebuf) {
                         memcpy(L->filebuf, q + 1, (size_t)(e - q - 1));
@@ -601,7 +606,7 @@ int parse_stencil(const char *text, const char *file, int dims, Stencil *s)
     Lex L;
     memset(&L, 0, sizeof L);
     L.p = text;
-    L.file = file;
+    L.file = L.main = file;
     L.line = 1;
     L.s = s;
     L.dims = dims;

@@ -47,7 +47,38 @@ static void rm_dir(const char *dir)
     rmdir(dir);
 }
 
-START_TEST(broken_stencils)
+/* path holds a broken stencil whose first line is "# expect: LINE: MESSAGE":
+ * stenc-gen must say so at path:LINE, exit 1 and write nothing */
+static void check_broken(const char *path)
+{
+    char expect[512] = "";
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(fgets(expect, sizeof expect, f) != NULL, "%s is empty", path);
+    fclose(f);
+    ck_assert_msg(strncmp(expect, "# expect: ", 10) == 0, "%s lacks its '# expect:' line", path);
+    expect[strcspn(expect, "\n")] = 0;
+    int line = atoi(expect + 10);
+    const char *msg = strchr(expect + 10, ':');
+    ck_assert_ptr_nonnull(msg);
+    msg += 2;
+    char outdir[] = "/tmp/stenc-test-out-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    char err[16384];
+    int rc = run_gen(path, outdir, err, sizeof err);
+    char prefix[4600];
+    snprintf(prefix, sizeof prefix, "%s:%d: error: ", path, line);
+    ck_assert_msg(rc == 1, "%s: exit status %d, want 1 (stderr: %s)", path, rc, err);
+    ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "%s: stderr does not start with '%s':\n%s", path, prefix, err);
+    char *nl = strchr(err + strlen(prefix), '\n');
+    if (nl) *nl = 0;
+    ck_assert_msg(strstr(err + strlen(prefix), msg) != NULL, "%s: message lacks '%s':\n%s", path, msg, err);
+    ck_assert_msg(count_entries(outdir) == 0, "%s: left files behind in the output folder", path);
+    rm_dir(outdir);
+}
+
+/* calls check(path, NAME.stn, ctx) for every tests/bad/NAME.stn; returns how many */
+static int each_broken(void (*check)(const char *path, const char *name, const char *ctx), const char *ctx)
 {
     DIR *d = opendir("tests/bad");
     ck_assert_msg(d != NULL, "run from the source tree");
@@ -56,35 +87,78 @@ START_TEST(broken_stencils)
     while ((e = readdir(d))) {
         size_t ln = strlen(e->d_name);
         if (ln < 5 || strcmp(e->d_name + ln - 4, ".stn") != 0) continue;
-        char path[512], expect[512] = "";
+        char path[512];
         snprintf(path, sizeof path, "tests/bad/%s", e->d_name);
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        ck_assert_msg(fgets(expect, sizeof expect, f) != NULL, "%s is empty", path);
-        fclose(f);
-        ck_assert_msg(strncmp(expect, "# expect: ", 10) == 0, "%s lacks its '# expect:' line", path);
-        expect[strcspn(expect, "\n")] = 0;
-        int line = atoi(expect + 10);
-        const char *msg = strchr(expect + 10, ':');
-        ck_assert_ptr_nonnull(msg);
-        msg += 2;
-        char outdir[] = "/tmp/stenc-test-out-XXXXXX";
-        ck_assert_ptr_nonnull(mkdtemp(outdir));
-        char err[8192];
-        int rc = run_gen(path, outdir, err, sizeof err);
-        char prefix[600];
-        snprintf(prefix, sizeof prefix, "%s:%d: error: ", path, line);
-        ck_assert_msg(rc == 1, "%s: exit status %d, want 1 (stderr: %s)", path, rc, err);
-        ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "%s: stderr does not start with '%s':\n%s", path, prefix, err);
-        char *nl = strchr(err, '\n');
-        if (nl) *nl = 0;
-        ck_assert_msg(strstr(err, msg) != NULL, "%s: message lacks '%s':\n%s", path, msg, err);
-        ck_assert_msg(count_entries(outdir) == 0, "%s: left files behind in the output folder", path);
-        rm_dir(outdir);
+        check(path, e->d_name, ctx);
         ++checked;
     }
     closedir(d);
-    ck_assert_int_ge(checked, 15);
+    return checked;
+}
+
+static void check_in_place(const char *path, const char *name, const char *ctx)
+{
+    (void)name, (void)ctx;
+    check_broken(path);
+}
+
+START_TEST(broken_stencils)
+{
+    ck_assert_int_ge(each_broken(check_in_place, NULL), 15);
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    ck_assert_msg(a && b, "copy %s to %s", from, to);
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, a)) > 0;) ck_assert_uint_eq(fwrite(buf, 1, n, b), n);
+    fclose(a);
+    fclose(b);
+}
+
+/* the broken stencil, copied into the folder ctx, is reported there as well */
+static void check_copied(const char *path, const char *name, const char *ctx)
+{
+    char copy[4600];
+    snprintf(copy, sizeof copy, "%s/%s", ctx, name);
+    copy_file(path, copy);
+    check_broken(copy);
+    unlink(copy);
+}
+
+/* folders whose names hold m4's quotes, a comment's end, text that looks like
+ * a stenc or m4 macro, a colon (m4's message separator), a quote and a newline:
+ * a good stencil there is generated as anywhere else (its banner names the
+ * file alone), and each broken one is reported at its own path and line */
+static const char *odd_dirs[] = {"q-[[x]]*", "m4_x-stn_y", "a:b:c", "nl\n\"x", "`dnl("};
+
+START_TEST(odd_directory_names)
+{
+    char base[] = "/tmp/stenc-test-odd-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(base));
+    char dir[4200], src[4400], outdir[4400];
+    snprintf(dir, sizeof dir, "%s/%s", base, odd_dirs[_i]);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(src, sizeof src, "%s/diffusion.stn", dir);
+    copy_file("stencils/diffusion.stn", src);
+    snprintf(outdir, sizeof outdir, "%s/out", base);
+    char err[16384];
+    ck_assert_msg(run_gen(src, outdir, err, sizeof err) == 0, "%s: %s", src, err);
+    ck_assert_int_eq(count_entries(outdir), 8);
+    char p[4600], first[256] = "";
+    snprintf(p, sizeof p, "%s/diffusion.c", outdir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(first, sizeof first, f));
+    fclose(f);
+    ck_assert_msg(strstr(first, "Generated by stenc-gen diffusion.stn (stenc)") != NULL, "banner: %s", first);
+    rm_dir(outdir);
+    unlink(src);
+    ck_assert_int_ge(each_broken(check_copied, dir), 15);
+    rmdir(dir);
+    ck_assert_int_eq(rmdir(base), 0);
 }
 END_TEST
 
@@ -111,7 +185,7 @@ START_TEST(good_stencil_outputs)
     char first[256] = "";
     ck_assert_ptr_nonnull(fgets(first, sizeof first, f));
     fclose(f);
-    ck_assert_msg(strstr(first, "Generated by stenc-gen stencils/diffusion.stn") != NULL, "banner: %s", first);
+    ck_assert_msg(strstr(first, "Generated by stenc-gen diffusion.stn (stenc)") != NULL, "banner: %s", first);
     rm_dir(outdir);
 }
 END_TEST
@@ -281,6 +355,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, broken_stencils);
     tcase_add_test(tc, good_stencil_outputs);
+    tcase_add_loop_test(tc, odd_directory_names, 0, (int)(sizeof odd_dirs / sizeof *odd_dirs));
     tcase_add_test(tc, cli_errors);
     tcase_add_loop_test(tc, hostile_inputs, 0, (int)(sizeof hostile / sizeof *hostile));
     tcase_add_test(tc, crlf_input);
