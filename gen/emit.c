@@ -479,16 +479,11 @@ typedef struct {
     Node *expr;     /* shifted contribution at q */
 } Term;
 
-static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Kernel *k)
+/* The differentiable inputs of kernel k (DIFF): the arrays a statement reads
+ * at a point other than its own written one, unless const and not written */
+static void adjoint_inputs(const Stencil *s, const Kernel *k, const int *writes, int *diff)
 {
-    int D = s->dims;
-    int reads[MAXARR], writes[MAXARR], params[MAXPARAM], diff[MAXARR], used[MAXARR];
-    kernel_usage(s, k, reads, writes, params);
-    for (int a = 0; a < s->narr; ++a) {
-        diff[a] = 0;
-        used[a] = reads[a] || writes[a];
-    }
-    /* a read is "cross" unless it is a statement's read of its own written point */
+    for (int a = 0; a < s->narr; ++a) diff[a] = 0;
     for (int si = 0; si < k->nst; ++si) {
         Node *taps[MAXTAP];
         int nt = ex_taps(k->st[si].rhs, -1, taps, MAXTAP);
@@ -496,175 +491,197 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
             if (!is_self_tap(&k->st[si], taps[t]) && (!s->arr[taps[t]->ref].is_const || writes[taps[t]->ref]))
                 diff[taps[t]->ref] = 1;
     }
-    Ext E;
-    ext_init(&E, s, "bar");
-    const Stencil *es = &E.s;
-    int N = E.nuser;
-    PrintCtx pc = {es, TAP_DIRECT, E.names, NULL};
-    long minn[3];
-    min_grid_kernel(s, k, used, minn);
-    char base[160];
-    func_base(s, k->name, base, sizeof base);
-    Str doc, args, chk, set, jobs;
-    str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&jobs);
+}
 
-    fprintf(dump, "# adjoint of kernel '%s' (%dD), gather form: each line is one loop over the\n"
-                  "# written array's points; reads outside a term's statement box count as zero.\n",
-            k->name, D);
-    fprintf(dump, "kernel %s_adjoint_%dd {\n", k->name, D);
-
-    /* phase 1: one gather job per differentiable input */
-    for (int x = 0; x < N; ++x) {
-        if (!diff[x]) continue;
-        Term terms[MAXTAP];
-        int nterm = 0;
-        for (int si = 0; si < k->nst; ++si) {
-            const Stmt *st = &k->st[si];
-            Node *taps[MAXTAP];
-            int nt = ex_taps(st->rhs, x, taps, MAXTAP);
-            for (int t = 0; t < nt; ++t) {
-                char rd[64];
-                snprintf(rd, sizeof rd, "%s", s->arr[x].name);
-                if (is_self_tap(st, taps[t])) continue;
-                for (int d = 0; d < D; ++d)
-                    if (st->loop[d] && taps[t]->idx[d].kind != IK_VAR)
-                        return gen_error(s->file, st->line,
-                                         "cannot differentiate with respect to '%s': it is read at a fixed index along %s in a loop over %s, "
-                                         "so its adjoint would be a reduction, not a stencil (declare it 'const' if it needs no gradient)",
-                                         rd, dimvar(d) , dimvar(d));
-                int bad = 0;
-                Node *p = ex_diff(st->rhs, x, taps[t]->idx, &bad);
-                if (!p)
-                    return gen_error(s->file, st->line,
-                                     "cannot differentiate with respect to '%s': %s() is not differentiable (declare '%s' const, or write the "
-                                     "function with select so its derivative is defined)",
-                                     rd, ex_fn_name[bad - 1], rd);
-                if (ex_is_num(p, 0)) continue;
-                Node *yb = ex_tap(N + st->arr, st->lhs);
-                Node *w = ex_mul(p, yb);
-                long off[3] = {0, 0, 0};
-                for (int d = 0; d < D; ++d)
-                    if (st->loop[d]) off[d] = -taps[t]->idx[d].c;
-                if (nterm == MAXTAP) return gen_error(s->file, st->line, "too many adjoint terms");
-                terms[nterm].stmt = si;
-                terms[nterm].tap = taps[t];
-                terms[nterm].expr = ex_shift(w, off);
-                ++nterm;
-            }
-        }
-        if (nterm == 0) continue;
-        /* q box per dim: union (box) and intersection (interior) of term ranges */
-        Str box, in, bd;
-        str_open(&box); str_open(&in); str_open(&bd);
-        for (int d = 0; d < D; ++d) {
-            for (int pass = 0; pass < 2; ++pass) {
-                /* pass 0: lo (min over terms / max for interior); pass 1: hi */
-                for (int inner = 0; inner < 2; ++inner) {
-                    const char *fn = (pass == 0) == (inner == 0) ? "stenc_imin" : "stenc_imax";
-                    fprintf(box.f, "const ptrdiff_t st_%s%s%d = ", inner ? "i" : "", pass ? "hi" : "lo", d);
-                    for (int t = 0; t < nterm; ++t) {
-                        const Stmt *st = &k->st[terms[t].stmt];
-                        Index ix = terms[t].tap->idx[d];
-                        if (t < nterm - 1) fprintf(box.f, "%s(", fn);
-                        if (st->loop[d]) {
-                            if (pass == 0) fprintf(box.f, "%ld", ix.c);
-                            else { fprintf(box.f, "("); extent_c(box.f, d, st->hi[d]); fprintf(box.f, "%+ld)", ix.c); }
-                        } else {
-                            long c = ix.c + pass;
-                            if (ix.kind == IK_CONST) fprintf(box.f, "%ld", c);
-                            else fprintf(box.f, "(st_n%d%+ld)", d, c);
-                        }
-                        if (t < nterm - 1) fprintf(box.f, ", ");
-                    }
-                    for (int t = 0; t < nterm - 1; ++t) fprintf(box.f, ")");
-                    fprintf(box.f, ";\n    ");
-                }
-            }
-        }
-        /* interior: one expression */
-        Node *sum = ex_num(0);
-        for (int t = 0; t < nterm; ++t) sum = ex_add(sum, terms[t].expr);
-        sum = ex_group_coef(sum);
-        char fmt[256];
-        Str q;
-        str_open(&q);
-        point_index(q.f, es, E.names[N + x], "st_q");
-        char *qs = str_close(&q);
-        snprintf(fmt, sizeof fmt, "%s_bar[st_q] += %%s;", s->arr[x].name);
-        const char *fmts[1] = {fmt};
-        fprintf(in.f, "{\n            %s\n", qs);
-        pr_c_block(in.f, &pc, &sum, 1, fmts, "            ");
-        fprintf(in.f, "        }\n");
-        /* border: guarded terms */
-        fprintf(bd.f, "{\n            %s\n            stn_real st_g = 0;\n            int st_hit = 0;\n", qs);
-        for (int t = 0; t < nterm; ++t) {
-            const Stmt *st = &k->st[terms[t].stmt];
-            Index *ix = terms[t].tap->idx;
-            fprintf(bd.f, "            if (");
-            for (int d = 0; d < D; ++d) {
-                if (d) fprintf(bd.f, " && ");
-                if (st->loop[d]) {
-                    fprintf(bd.f, "%s >= %ld && %s < ", dimvar(d), ix[d].c, dimvar(d));
-                    fprintf(bd.f, "("); extent_c(bd.f, d, st->hi[d]); fprintf(bd.f, "%+ld)", ix[d].c);
-                } else if (ix[d].kind == IK_CONST) fprintf(bd.f, "%s == %ld", dimvar(d), ix[d].c);
-                else fprintf(bd.f, "%s == st_n%d%+ld", dimvar(d), d, ix[d].c);
-            }
-            fprintf(bd.f, ") {\n                st_hit = 1;\n");
-            const char *f2[1] = {"st_g += %s;"};
-            pr_c_block(bd.f, &pc, &terms[t].expr, 1, f2, "                ");
-            fprintf(bd.f, "            }\n");
-        }
-        /* only points that receive a contribution are touched: the others
-         * may be another statement's written points, read concurrently */
-        fprintf(bd.f, "            if (st_hit) %s_bar[st_q] += st_g;\n        }\n", s->arr[x].name);
-        free(qs);
-        char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-        job(jobs.f, D, 0, 0, sbox, sin, sbd);
-        free(sbox); free(sin); free(sbd);
-        fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
-        pr_stn(dump, es, sum, E.names);
-        fprintf(dump, "\n");
-    }
-    /* phase 2: the written arrays' own adjoints */
+/* Plan: the terms of input x's gather, each statement's partial with respect
+ * to one of its taps of x times the written array's adjoint (array N + the
+ * written one), shifted to the gathering point q.  Returns their count, or -1
+ * after reporting why x has no stencil adjoint. */
+static int adjoint_terms(const Stencil *s, const Kernel *k, int x, int N, Term *terms)
+{
+    const int D = s->dims;
+    const char *rd = s->arr[x].name;
+    int nterm = 0;
     for (int si = 0; si < k->nst; ++si) {
         const Stmt *st = &k->st[si];
-        int bad = 0;
-        Node *fac = ex_diff(st->rhs, st->arr, st->lhs, &bad);
-        if (!fac)
-            return gen_error(s->file, st->line, "cannot differentiate the in-place update of '%s': %s() is not differentiable",
-                             s->arr[st->arr].name, ex_fn_name[bad - 1]);
-        if (ex_is_num(fac, 1)) continue;
-        Str box, in;
-        str_open(&box); str_open(&in);
-        for (int d = 0; d < D; ++d) {
-            fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = ", d, d);
-            stmt_box_hi(box.f, st, d);
-            fprintf(box.f, ", st_ilo%d = st_lo%d, st_ihi%d = st_hi%d;\n    ", d, d, d, d);
+        Node *taps[MAXTAP];
+        int nt = ex_taps(st->rhs, x, taps, MAXTAP);
+        for (int t = 0; t < nt; ++t) {
+            if (is_self_tap(st, taps[t])) continue;
+            for (int d = 0; d < D; ++d)
+                if (st->loop[d] && taps[t]->idx[d].kind != IK_VAR)
+                    return gen_error(s->file, st->line,
+                                     "cannot differentiate with respect to '%s': it is read at a fixed index along %s in a loop over %s, "
+                                     "so its adjoint would be a reduction, not a stencil (declare it 'const' if it needs no gradient)",
+                                     rd, dimvar(d) , dimvar(d)), -1;
+            int bad = 0;
+            Node *p = ex_diff(st->rhs, x, taps[t]->idx, &bad);
+            if (!p)
+                return gen_error(s->file, st->line,
+                                 "cannot differentiate with respect to '%s': %s() is not differentiable (declare '%s' const, or write the "
+                                 "function with select so its derivative is defined)",
+                                 rd, ex_fn_name[bad - 1], rd), -1;
+            if (ex_is_num(p, 0)) continue;
+            Node *w = ex_mul(p, ex_tap(N + st->arr, st->lhs));
+            long off[3] = {0, 0, 0};
+            for (int d = 0; d < D; ++d)
+                if (st->loop[d]) off[d] = -taps[t]->idx[d].c;
+            if (nterm == MAXTAP) return gen_error(s->file, st->line, "too many adjoint terms"), -1;
+            terms[nterm].stmt = si;
+            terms[nterm].tap = taps[t];
+            terms[nterm].expr = ex_shift(w, off);
+            ++nterm;
         }
-        Node *yb = ex_tap(N + st->arr, st->lhs);
-        Str lhs;
-        str_open(&lhs);
-        pr_tap_c(lhs.f, &pc, yb);
-        char *l = str_close(&lhs);
-        char fmt[512];
-        Node *root = ex_mul(fac, yb);
-        snprintf(fmt, sizeof fmt, "%s = %%s;", l);
-        const char *fmts[1] = {fmt};
-        fprintf(in.f, "{\n");
-        pr_c_block(in.f, &pc, &root, 1, fmts, "            ");
-        fprintf(in.f, "        }\n");
-        free(l);
-        char *sbox = str_close(&box), *sin = str_close(&in);
-        job(jobs.f, D, 0, 0, sbox, sin, "");
-        free(sbox); free(sin);
-        fprintf(dump, "  ");
-        pr_stn(dump, es, yb, E.names);
-        fprintf(dump, " = ");
-        pr_stn(dump, es, root, E.names);
-        fprintf(dump, "    # after all gathers\n");
     }
-    fprintf(dump, "}\n\n");
+    return nterm;
+}
 
+/* one end of q's range along d for term t: PASS 0 its low end, 1 its high end */
+static void print_term_end(FILE *f, const Kernel *k, const Term *t, int d, int pass)
+{
+    const Stmt *st = &k->st[t->stmt];
+    Index ix = t->tap->idx[d];
+    if (st->loop[d]) {
+        if (pass == 0) fprintf(f, "%ld", ix.c);
+        else { fprintf(f, "("); extent_c(f, d, st->hi[d]); fprintf(f, "%+ld)", ix.c); }
+    } else if (ix.kind == IK_CONST) fprintf(f, "%ld", ix.c + pass);
+    else fprintf(f, "(st_n%d%+ld)", d, ix.c + pass);
+}
+
+/* q's box per dimension: st_lo/st_hi the union of the terms' ranges, st_ilo/st_ihi their intersection */
+static void print_adjoint_box(FILE *f, const Stencil *s, const Kernel *k, const Term *terms, int nterm)
+{
+    for (int d = 0; d < s->dims; ++d)
+        for (int pass = 0; pass < 2; ++pass)
+            for (int inner = 0; inner < 2; ++inner) {
+                const char *fn = (pass == 0) == (inner == 0) ? "stenc_imin" : "stenc_imax";
+                fprintf(f, "const ptrdiff_t st_%s%s%d = ", inner ? "i" : "", pass ? "hi" : "lo", d);
+                for (int t = 0; t < nterm; ++t) {
+                    if (t < nterm - 1) fprintf(f, "%s(", fn);
+                    print_term_end(f, k, &terms[t], d, pass);
+                    if (t < nterm - 1) fprintf(f, ", ");
+                }
+                for (int t = 0; t < nterm - 1; ++t) fprintf(f, ")");
+                fprintf(f, ";\n    ");
+            }
+}
+
+/* a border point: each term where q lies in its range, summed; the point is
+ * touched only if some term reaches it (the others may be another
+ * statement's written points, read concurrently) */
+static void print_adjoint_border(FILE *f, const Stencil *s, const Kernel *k, const PrintCtx *pc, Term *terms,
+                                 int nterm, const char *qs, const char *name)
+{
+    const int D = s->dims;
+    fprintf(f, "{\n            %s\n            stn_real st_g = 0;\n            int st_hit = 0;\n", qs);
+    for (int t = 0; t < nterm; ++t) {
+        const Stmt *st = &k->st[terms[t].stmt];
+        Index *ix = terms[t].tap->idx;
+        fprintf(f, "            if (");
+        for (int d = 0; d < D; ++d) {
+            if (d) fprintf(f, " && ");
+            if (st->loop[d]) {
+                fprintf(f, "%s >= %ld && %s < ", dimvar(d), ix[d].c, dimvar(d));
+                fprintf(f, "("); extent_c(f, d, st->hi[d]); fprintf(f, "%+ld)", ix[d].c);
+            } else if (ix[d].kind == IK_CONST) fprintf(f, "%s == %ld", dimvar(d), ix[d].c);
+            else fprintf(f, "%s == st_n%d%+ld", dimvar(d), d, ix[d].c);
+        }
+        fprintf(f, ") {\n                st_hit = 1;\n");
+        const char *f2[1] = {"st_g += %s;"};
+        pr_c_block(f, pc, &terms[t].expr, 1, f2, "                ");
+        fprintf(f, "            }\n");
+    }
+    fprintf(f, "            if (st_hit) %s_bar[st_q] += st_g;\n        }\n", name);
+}
+
+/* Phase 1 for input x: its gather job (box, the terms' sum inside, the
+ * guarded terms on the border) and its line of the .adj listing.  Returns
+ * 0, or -1 after an error. */
+static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const Kernel *k, const Ext *E,
+                               const PrintCtx *pc, int x)
+{
+    const int D = s->dims, N = E->nuser;
+    Term terms[MAXTAP];
+    const int nterm = adjoint_terms(s, k, x, N, terms);
+    if (nterm <= 0) return nterm;
+    Str box, in, bd, q;
+    str_open(&box); str_open(&in); str_open(&bd);
+    print_adjoint_box(box.f, s, k, terms, nterm);
+    Node *sum = ex_num(0);
+    for (int t = 0; t < nterm; ++t) sum = ex_add(sum, terms[t].expr);
+    sum = ex_group_coef(sum);
+    str_open(&q);
+    point_index(q.f, &E->s, E->names[N + x], "st_q");
+    char *qs = str_close(&q);
+    char fmt[256];
+    snprintf(fmt, sizeof fmt, "%s_bar[st_q] += %%s;", s->arr[x].name);
+    const char *fmts[1] = {fmt};
+    fprintf(in.f, "{\n            %s\n", qs);
+    pr_c_block(in.f, pc, &sum, 1, fmts, "            ");
+    fprintf(in.f, "        }\n");
+    print_adjoint_border(bd.f, s, k, pc, terms, nterm, qs, s->arr[x].name);
+    free(qs);
+    char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
+    job(jobs, D, 0, 0, sbox, sin, sbd);
+    free(sbox); free(sin); free(sbd);
+    fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
+    pr_stn(dump, &E->s, sum, E->names);
+    fprintf(dump, "\n");
+    return 0;
+}
+
+/* Phase 2 for statement si: the written array's own adjoint, Y_bar times the
+ * statement's partial with respect to Y at its written point (nothing when
+ * that is 1).  Returns 0, or -1 after an error. */
+static int emit_adjoint_self(FILE *jobs, FILE *dump, const Stencil *s, const Kernel *k, const Ext *E,
+                             const PrintCtx *pc, int si)
+{
+    const int D = s->dims, N = E->nuser;
+    const Stmt *st = &k->st[si];
+    int bad = 0;
+    Node *fac = ex_diff(st->rhs, st->arr, st->lhs, &bad);
+    if (!fac)
+        return gen_error(s->file, st->line, "cannot differentiate the in-place update of '%s': %s() is not differentiable",
+                         s->arr[st->arr].name, ex_fn_name[bad - 1]), -1;
+    if (ex_is_num(fac, 1)) return 0;
+    Str box, in, lhs;
+    str_open(&box); str_open(&in);
+    for (int d = 0; d < D; ++d) {
+        fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = ", d, d);
+        stmt_box_hi(box.f, st, d);
+        fprintf(box.f, ", st_ilo%d = st_lo%d, st_ihi%d = st_hi%d;\n    ", d, d, d, d);
+    }
+    Node *yb = ex_tap(N + st->arr, st->lhs);
+    str_open(&lhs);
+    pr_tap_c(lhs.f, pc, yb);
+    char *l = str_close(&lhs);
+    char fmt[512];
+    Node *root = ex_mul(fac, yb);
+    snprintf(fmt, sizeof fmt, "%s = %%s;", l);
+    const char *fmts[1] = {fmt};
+    fprintf(in.f, "{\n");
+    pr_c_block(in.f, pc, &root, 1, fmts, "            ");
+    fprintf(in.f, "        }\n");
+    free(l);
+    char *sbox = str_close(&box), *sin = str_close(&in);
+    job(jobs, D, 0, 0, sbox, sin, "");
+    free(sbox); free(sin);
+    fprintf(dump, "  ");
+    pr_stn(dump, &E->s, yb, E->names);
+    fprintf(dump, " = ");
+    pr_stn(dump, &E->s, root, E->names);
+    fprintf(dump, "    # after all gathers\n");
+    return 0;
+}
+
+/* the adjoint entry's comment, arguments, checks and set-up (READS: the
+ * primal arrays it reads; BARS: the adjoint arrays it updates) */
+static void adjoint_entry_text(const Stencil *s, const Kernel *k, const Ext *E, const int *reads, const int *params,
+                               const int *bars, const long *minn, char **sdoc, char **sargs, char **schk, char **sset)
+{
+    const int D = s->dims, N = E->nuser;
+    Str doc, args, chk, set;
+    str_open(&doc); str_open(&args); str_open(&chk); str_open(&set);
     fprintf(doc.f, "/* Adjoint of kernel '%s' of stencil '%s' (%dD): the vector-Jacobian product\n"
                    " * of one application, in gather form (no atomics; any thread count).\n"
                    " * Given the primal inputs (for an array updated in place: its values before\n"
@@ -673,9 +690,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
                    " * Y_bar on the written points by the adjoint of Y's old values there (0 when\n"
                    " * the update does not read Y).\n * Arrays:\n", k->name, s->name, D);
     doc_arrays(doc.f, s, reads, NULL, 0);
-    int bars[MAXARR] = {0};
-    for (int a = 0; a < N; ++a) bars[a] = diff[a] || writes[a];
-    doc_arrays(doc.f, s, bars, E.names, N);
+    doc_arrays(doc.f, s, bars, E->names, N);
     doc_min(doc.f, s, minn);
     fprintf(doc.f, " * Returns STENC_OK or an error code (stenc_strerror). */");
 
@@ -685,7 +700,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     for (int p = 0; p < s->nparam; ++p)
         if (params[p]) fprintf(args.f, ", stn_real %s", s->param[p]);
     for (int a = 0; a < N; ++a)
-        if (bars[a]) fprintf(args.f, ", stn_real *stn_restrict %s", E.names[N + a]);
+        if (bars[a]) fprintf(args.f, ", stn_real *stn_restrict %s", E->names[N + a]);
 
     setup_sizes(chk.f, D);
     void_params(chk.f, s, params); /* a parameter of the update may vanish from its adjoint */
@@ -693,21 +708,56 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     for (int a = 0; a < N; ++a)
         if (reads[a]) { checks_null(chk.f, s->arr[a].name); checks_count(chk.f, s, a, s->arr[a].name); }
     for (int a = 0; a < N; ++a)
-        if (bars[a]) { checks_null(chk.f, E.names[N + a]); checks_count(chk.f, s, a, E.names[N + a]); }
+        if (bars[a]) { checks_null(chk.f, E->names[N + a]); checks_count(chk.f, s, a, E->names[N + a]); }
     for (int a = 0; a < N; ++a) {
         if (!bars[a]) continue;
         for (int b = 0; b < N; ++b) {
-            if (reads[b]) checks_alias(chk.f, E.names[N + a], s->arr[b].name);
-            if (bars[b] && b > a) checks_alias(chk.f, E.names[N + a], E.names[N + b]);
+            if (reads[b]) checks_alias(chk.f, E->names[N + a], s->arr[b].name);
+            if (bars[b] && b > a) checks_alias(chk.f, E->names[N + a], E->names[N + b]);
         }
     }
     for (int a = 0; a < N; ++a) {
         if (reads[a]) setup_strides(set.f, s, a, s->arr[a].name);
-        if (bars[a]) setup_strides(set.f, s, a, E.names[N + a]);
+        if (bars[a]) setup_strides(set.f, s, a, E->names[N + a]);
     }
-    char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+    *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+}
+
+/* The adjoint of kernel k: plan and print each input's gather (phase 1),
+ * then each written array's own adjoint (phase 2), as one entry; its
+ * readable form goes to DUMP (the .adj listing). */
+static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Kernel *k)
+{
+    const int D = s->dims;
+    int reads[MAXARR], writes[MAXARR], params[MAXPARAM], diff[MAXARR], used[MAXARR], bars[MAXARR] = {0};
+    kernel_usage(s, k, reads, writes, params);
+    for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
+    adjoint_inputs(s, k, writes, diff);
+    Ext E;
+    ext_init(&E, s, "bar");
+    const int N = E.nuser;
+    PrintCtx pc = {&E.s, TAP_DIRECT, E.names, NULL};
+    long minn[3];
+    min_grid_kernel(s, k, used, minn);
+
+    fprintf(dump, "# adjoint of kernel '%s' (%dD), gather form: each line is one loop over the\n"
+                  "# written array's points; reads outside a term's statement box count as zero.\n",
+            k->name, D);
+    fprintf(dump, "kernel %s_adjoint_%dd {\n", k->name, D);
+    Str jobs;
+    str_open(&jobs);
+    int rc = 0;
+    for (int x = 0; x < N && rc == 0; ++x)
+        if (diff[x]) rc = emit_adjoint_gather(jobs.f, dump, s, k, &E, &pc, x);
+    for (int si = 0; si < k->nst && rc == 0; ++si) rc = emit_adjoint_self(jobs.f, dump, s, k, &E, &pc, si);
     char *sjobs = str_close(&jobs);
-    char b2[200];
+    if (rc != 0) { free(sjobs); return -1; }
+    fprintf(dump, "}\n\n");
+
+    for (int a = 0; a < N; ++a) bars[a] = diff[a] || writes[a];
+    char *sdoc, *sargs, *schk, *sset, base[160], b2[200];
+    adjoint_entry_text(s, k, &E, reads, params, bars, minn, &sdoc, &sargs, &schk, &sset);
+    func_base(s, k->name, base, sizeof base);
     snprintf(b2, sizeof b2, "%s_adjoint", base);
     entry_begin(out, b2, "adjoint", D);
     print_quoted(out, sdoc); fprintf(out, ",\n");
