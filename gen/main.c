@@ -385,61 +385,62 @@ static int make_dirs(const char *path)
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+/* the command line */
+typedef struct {
+    const char *m4given, *outdir, *m4prog, *file;
+    int want_dims, cuda;   /* default: every dims of the file (0), C and CUDA (1) */
+    const char *precisions; /* default f32:f64 */
+    char variant[128];      /* the variant options, for the banner */
+} Options;
+
+/* one variant option (--dims, --precision, --backend) and its value; 0, or 2 (a usage error) */
+static int variant_option(Options *o, const char *opt, const char *v)
 {
-    const char *m4given = NULL;
-    const char *outdir = ".";
-    const char *m4prog = getenv("M4") ? getenv("M4") : "m4";
-    const char *file = NULL;
-    /* the variants to generate (default: every dims of the file, f32 and f64, C and CUDA) */
-    int want_dims = 0, cuda = 1;
-    const char *precisions = "f32:f64";
-    char variant[128] = "";
+    if (!strcmp(opt, "--dims") && (!strcmp(v, "2") || !strcmp(v, "3"))) o->want_dims = v[0] - '0';
+    else if (!strcmp(opt, "--precision") && (!strcmp(v, "f32") || !strcmp(v, "f64"))) o->precisions = v;
+    else if (!strcmp(opt, "--backend") && (!strcmp(v, "c") || !strcmp(v, "all"))) o->cuda = !strcmp(v, "all");
+    else {
+        fprintf(stderr, "stenc-gen: invalid value '%s' for %s (valid: %s)\n", v, opt,
+                !strcmp(opt, "--dims") ? "2 or 3" : !strcmp(opt, "--precision") ? "f32 or f64" : "c or all");
+        return 2;
+    }
+    char *e = o->variant + strlen(o->variant);
+    snprintf(e, sizeof o->variant - (size_t)(e - o->variant), " %s %s", opt, v);
+    return 0;
+}
+
+/* the options and the stencil file; -1 to go on, else the exit status */
+static int parse_cli(int argc, char **argv, Options *o)
+{
+    *o = (Options){.outdir = ".", .m4prog = getenv("M4") ? getenv("M4") : "m4", .cuda = 1, .precisions = "f32:f64"};
     for (int i = 1; i < argc; ++i) {
-        int has_val = i + 1 < argc;
-        if (!strcmp(argv[i], "-I") || !strcmp(argv[i], "-o") || !strcmp(argv[i], "--m4")) {
-            if (!has_val) { fprintf(stderr, "stenc-gen: option %s needs a value\n", argv[i]); usage(stderr); return 2; }
+        const char *a = argv[i];
+        int valued = !strcmp(a, "-I") || !strcmp(a, "-o") || !strcmp(a, "--m4") || !strcmp(a, "--dims") ||
+                     !strcmp(a, "--precision") || !strcmp(a, "--backend");
+        if (valued && i + 1 >= argc) { fprintf(stderr, "stenc-gen: option %s needs a value\n", a); usage(stderr); return 2; }
+        if (valued) {
             const char *v = argv[++i];
-            if (!strcmp(argv[i - 1], "-I")) m4given = v;
-            else if (!strcmp(argv[i - 1], "-o")) outdir = v;
-            else m4prog = v;
+            if (!strcmp(a, "-I")) o->m4given = v;
+            else if (!strcmp(a, "-o")) o->outdir = v;
+            else if (!strcmp(a, "--m4")) o->m4prog = v;
+            else if (variant_option(o, a, v)) return 2;
         }
-        else if (!strcmp(argv[i], "--dims") || !strcmp(argv[i], "--precision") || !strcmp(argv[i], "--backend")) {
-            if (!has_val) { fprintf(stderr, "stenc-gen: option %s needs a value\n", argv[i]); usage(stderr); return 2; }
-            const char *o = argv[i], *v = argv[++i];
-            if (!strcmp(o, "--dims") && (!strcmp(v, "2") || !strcmp(v, "3"))) want_dims = v[0] - '0';
-            else if (!strcmp(o, "--precision") && (!strcmp(v, "f32") || !strcmp(v, "f64"))) precisions = v;
-            else if (!strcmp(o, "--backend") && (!strcmp(v, "c") || !strcmp(v, "all"))) cuda = !strcmp(v, "all");
-            else {
-                fprintf(stderr, "stenc-gen: invalid value '%s' for %s (valid: %s)\n", v, o,
-                        !strcmp(o, "--dims") ? "2 or 3" : !strcmp(o, "--precision") ? "f32 or f64" : "c or all");
-                return 2;
-            }
-            char *e = variant + strlen(variant);
-            snprintf(e, sizeof variant - (size_t)(e - variant), " %s %s", o, v);
-        }
-        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { usage(stdout); return 0; }
-        else if (strcmp(argv[i], "--version") == 0) { printf("stenc-gen %s\n", STENC_VERSION); return 0; }
-        else if (argv[i][0] == '-') { fprintf(stderr, "stenc-gen: unknown option %s\n", argv[i]); usage(stderr); return 2; }
-        else if (!file) file = argv[i];
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); return 0; }
+        else if (strcmp(a, "--version") == 0) { printf("stenc-gen %s\n", STENC_VERSION); return 0; }
+        else if (a[0] == '-') { fprintf(stderr, "stenc-gen: unknown option %s\n", a); usage(stderr); return 2; }
+        else if (!o->file) o->file = a;
         else { fprintf(stderr, "stenc-gen: one stencil file at a time\n"); return 2; }
     }
-    if (!file) { usage(stderr); return 2; }
-    char m4buf[4200];
-    const char *m4dir = find_m4dir(m4given, m4buf, sizeof m4buf);
-    if (!m4dir) return 2;
-    struct stat fsb;
-    if (stat(file, &fsb) == 0 && (size_t)fsb.st_size > MAX_INPUT_BYTES)
-        return gen_error(file, 1, "the file is larger than %zu KiB (the limit for a stencil file)", MAX_INPUT_BYTES >> 10), 1;
-    size_t len;
-    char *src = read_file(file, &len);
-    if (!src) { fprintf(stderr, "stenc-gen: cannot read %s: %s\n", file, strerror(errno)); return 1; }
-    if (strlen(src) != len) return gen_error(file, 1, "the file contains a NUL byte"), 1;
+    if (!o->file) { usage(stderr); return 2; }
+    return -1;
+}
 
-    /* stem */
+/* FILE is [DIR/]NAME.stn: NAME into stem, an identifier that is not
+ * reserved; -1 to go on, else the exit status */
+static int file_stem(const char *file, char *stem, size_t len)
+{
     const char *slash = strrchr(file, '/');
-    char stem[MAXNAME];
-    snprintf(stem, sizeof stem, "%s", slash ? slash + 1 : file);
+    snprintf(stem, len, "%s", slash ? slash + 1 : file);
     char *dot = strrchr(stem, '.');
     if (!dot || strcmp(dot, ".stn") != 0) { fprintf(stderr, "stenc-gen: %s: stencil files end in .stn\n", file); return 2; }
     *dot = 0;
@@ -448,73 +449,82 @@ int main(int argc, char **argv)
             return gen_error(file, 1, "the file name must be a C identifier followed by .stn"), 1;
     if (name_problem_entry(stem))
         return gen_error(file, 1, "the file name '%s' %s; rename the file", stem, name_problem_entry(stem)), 1;
+    return -1;
+}
 
-    /* the dims line (read before m4 runs, since the FD macros depend on it) */
-    int dimsv[2], ndims = 0, dline = 0, line = 1;
+/* the numbers of one dims line at q (past "dims") into dimsv; 0, or 1 after an error */
+static int dims_numbers(const char *q, const char *file, int line, int *dimsv, int *ndims)
+{
+    for (;;) {
+        while (*q == ' ' || *q == '\t') ++q;
+        if (*q != '2' && *q != '3') break;
+        int d = *q++ - '0';
+        for (int k = 0; k < *ndims; ++k)
+            if (dimsv[k] == d) return gen_error(file, line, "dimension %d listed twice", d), 1;
+        if (*ndims == 2) return gen_error(file, line, "dims lists at most 2 and 3"), 1;
+        dimsv[(*ndims)++] = d;
+    }
+    while (*q == ' ' || *q == '\t' || *q == '\r') ++q; /* CRLF files too */
+    if ((*q && *q != '\n' && *q != '#') || !*ndims) return gen_error(file, line, "'dims' takes 2, 3 or both (e.g. dims 2 3)"), 1;
+    return 0;
+}
+
+/* The dims line, read before m4 runs (the FD macros depend on it), narrowed
+ * to --dims when given: dimsv[0..ndims).  0, or 1 after an error. */
+static int read_dims(const char *src, const char *file, int want_dims, int *dimsv, int *ndims)
+{
+    int dline = 0, line = 1;
+    *ndims = 0;
     for (const char *p = src; *p;) {
         const char *q = p;
         while (*q == ' ' || *q == '\t') ++q;
         if (strncmp(q, "dims", 4) == 0 && (q[4] == ' ' || q[4] == '\t')) {
             if (dline) return gen_error(file, line, "second 'dims' line (the first is at line %d)", dline), 1;
             dline = line;
-            q += 4;
-            for (;;) {
-                while (*q == ' ' || *q == '\t') ++q;
-                if (*q == '2' || *q == '3') {
-                    int d = *q - '0';
-                    for (int k = 0; k < ndims; ++k)
-                        if (dimsv[k] == d) return gen_error(file, line, "dimension %d listed twice", d), 1;
-                    if (ndims == 2) return gen_error(file, line, "dims lists at most 2 and 3"), 1;
-                    dimsv[ndims++] = d;
-                    ++q;
-                    continue;
-                }
-                break;
-            }
-            while (*q == ' ' || *q == '\t' || *q == '\r') ++q; /* CRLF files too */
-            if (*q && *q != '\n' && *q != '#')
-                return gen_error(file, line, "'dims' takes 2, 3 or both (e.g. dims 2 3)"), 1;
-            if (!ndims) return gen_error(file, line, "'dims' takes 2, 3 or both (e.g. dims 2 3)"), 1;
+            if (dims_numbers(q + 4, file, line, dimsv, ndims)) return 1;
         }
         while (*p && *p != '\n') ++p;
         if (*p == '\n') { ++p; ++line; }
     }
-    if (!ndims) return gen_error(file, 1, "missing 'dims' line (dims 2, dims 3 or dims 2 3)"), 1;
+    if (!*ndims) return gen_error(file, 1, "missing 'dims' line (dims 2, dims 3 or dims 2 3)"), 1;
     if (want_dims) {
-        if (dimsv[0] != want_dims && (ndims < 2 || dimsv[1] != want_dims))
+        if (dimsv[0] != want_dims && (*ndims < 2 || dimsv[1] != want_dims))
             return gen_error(file, dline, "--dims %d: the stencil is not defined for %dD (its dims line)", want_dims,
                              want_dims), 1;
         dimsv[0] = want_dims;
-        ndims = 1;
+        *ndims = 1;
     }
+    return 0;
+}
 
+/* What the passes make of the stencil: the instance file (its unit header
+ * first), the adjoint listing, the stencil language's output per dims */
+typedef struct {
+    char *inst, *adj, *norm[2];
+} Passes;
 
+/* Per dims: the stencil language (m4), parse, analysis, emission.  0, or 1
+ * after an error. */
+static int run_passes(const Options *o, const char *m4dir, const char *stem, const int *dimsv, int ndims, Passes *P)
+{
+    const char *file = o->file, *slash = strrchr(file, '/');
     char *inst = NULL;
-    size_t instlen = 0;
-    FILE *instf = open_memstream(&inst, &instlen);
-    char *adj = NULL;
-    size_t adjlen = 0;
-    FILE *adjf = open_memstream(&adj, &adjlen);
+    size_t instlen = 0, adjlen = 0;
+    FILE *instf = open_memstream(&inst, &instlen), *adjf = open_memstream(&P->adj, &adjlen);
     fprintf(adjf, "# Adjoint stencils of %s, written by stenc-gen (readable form; the\n"
                   "# generated C and CUDA are made from the same expressions).\n\n", slash ? slash + 1 : file);
-    /* the banner names the source by its base name alone: the stem was checked
-     * to be an identifier, while a directory may hold any bytes (m4 quotes, a
-     * comment's end, text that looks like a leaked macro) */
-    char cmdline[2048];
-    snprintf(cmdline, sizeof cmdline, "stenc-gen%s %s.stn", variant, stem);
     char sname[MAXNAME] = "";
     static Stencil st;
-    static char *norm[2];
     for (int di = 0; di < ndims; ++di) {
         char ddef[32], stenc_m4[4400], lang_m4[4400];
         snprintf(ddef, sizeof ddef, "-DSTENC_DIMS=%d", dimsv[di]);
         snprintf(stenc_m4, sizeof stenc_m4, "%s/stenc.m4", m4dir);
         snprintf(lang_m4, sizeof lang_m4, "%s/lang.m4", m4dir);
-        char *av[] = {(char *)m4prog, "-P", "-s", "-L", "1000", ddef, stenc_m4, lang_m4, (char *)file, NULL};
+        char *av[] = {(char *)o->m4prog, "-P", "-s", "-L", "1000", ddef, stenc_m4, lang_m4, (char *)file, NULL};
         char *text = NULL, what[64];
         snprintf(what, sizeof what, "the stencil language pass (m4, %dD)", dimsv[di]);
         if (run_m4(av, file, what, &text) != 0) return 1;
-        norm[di] = text;
+        P->norm[di] = text;
         ex_reset();
         memset(&st, 0, sizeof st);
         if (parse_stencil(text, file, dimsv[di], &st) != 0) return 1;
@@ -526,42 +536,60 @@ int main(int argc, char **argv)
     }
     fclose(instf);
     fclose(adjf);
+    /* the banner names the source by its base name alone: the stem was checked
+     * to be an identifier, while a directory may hold any bytes (m4 quotes, a
+     * comment's end, text that looks like a leaked macro) */
+    char cmdline[2048];
+    snprintf(cmdline, sizeof cmdline, "stenc-gen%s %s.stn", o->variant, stem);
+    int rc = asprintf(&P->inst, "stn_unit([[%s]], [[%s]], [[%s]])\n%s", sname, cmdline, stem, inst);
+    free(inst);
+    return rc < 0;
+}
 
-    /* instance file with its unit header */
-    char *full = NULL;
-    if (asprintf(&full, "stn_unit([[%s]], [[%s]], [[%s]])\n%s", sname, cmdline, stem, inst) < 0) return 1;
-    atexit(cleanup);
-    if (make_dirs(outdir) != 0) { fprintf(stderr, "stenc-gen: cannot create the output directory %s: %s\n", outdir, strerror(errno)); return 2; }
+/* The outputs, as temporaries beside their final names: the instance file,
+ * the language output per dims, the adjoint listing, then each backend's
+ * file, the instance file run through its template.  0, or 1 after an
+ * error. */
+static int write_outputs(const Options *o, const char *m4dir, const char *stem, const int *dimsv, int ndims,
+                         const Passes *P)
+{
+    const char *outdir = o->outdir;
     char name[256];
     snprintf(name, sizeof name, "%s.inst.m4", stem);
-    if (write_text(outdir, name, full)) return 1;
+    if (write_text(outdir, name, P->inst)) return 1;
     char *inst_path = tmp_paths[nout - 1];
     for (int di = 0; di < ndims; ++di) {
         snprintf(name, sizeof name, "%s.%dd.stn", stem, dimsv[di]);
-        if (write_text(outdir, name, norm[di])) return 1;
+        if (write_text(outdir, name, P->norm[di])) return 1;
     }
     snprintf(name, sizeof name, "%s.adj", stem);
-    if (write_text(outdir, name, adj)) return 1;
+    if (write_text(outdir, name, P->adj)) return 1;
 
     static const char *backends[][2] = {
         {"backend_h.m4", "h"}, {"backend_c.m4", "c"}, {"backend_dist.m4", "dist.c"}, {"backend_cuda.m4", "cu"}};
     char dprec[64], dcuda[32];
-    snprintf(dprec, sizeof dprec, "-DSTENC_PRECISIONS=%s", precisions);
-    snprintf(dcuda, sizeof dcuda, "-DSTENC_CUDA=%d", cuda);
-    for (int b = 0; b < (cuda ? 4 : 3); ++b) {
+    snprintf(dprec, sizeof dprec, "-DSTENC_PRECISIONS=%s", o->precisions);
+    snprintf(dcuda, sizeof dcuda, "-DSTENC_CUDA=%d", o->cuda);
+    for (int b = 0; b < (o->cuda ? 4 : 3); ++b) {
         char be[4400];
         snprintf(be, sizeof be, "%s/%s", m4dir, backends[b][0]);
-        char *av[] = {(char *)m4prog, "-P", dprec, dcuda, "-I", (char *)m4dir, be, inst_path, NULL};
+        char *av[] = {(char *)o->m4prog, "-P", dprec, dcuda, "-I", (char *)m4dir, be, inst_path, NULL};
         char *text = NULL, what[128];
         snprintf(what, sizeof what, "internal: the backend template %s", backends[b][0]);
-        if (run_m4(av, file, what, &text) != 0) return 1;
+        if (run_m4(av, o->file, what, &text) != 0) return 1;
         snprintf(name, sizeof name, "%s.%s", stem, backends[b][1]);
         if (check_leaks(name, text)) return 1;
         if (write_text(outdir, name, text)) return 1;
         free(text);
     }
-    /* everything succeeded: publish (files whose content did not change keep
-     * their time stamps, so a build recompiles only what changed) */
+    return 0;
+}
+
+/* everything succeeded: the temporaries take their final names (files whose
+ * content did not change keep their time stamps, so a build recompiles only
+ * what changed).  0, or 1 after an error. */
+static int publish(void)
+{
     for (int i = 0; i < nout; ++i) {
         size_t la, lb;
         char *a = read_file(tmp_paths[i], &la), *b = read_file(final_paths[i], &lb);
@@ -576,4 +604,35 @@ int main(int argc, char **argv)
     }
     nout = 0;
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Options o;
+    int rc = parse_cli(argc, argv, &o);
+    if (rc >= 0) return rc;
+    const char *file = o.file;
+    char m4buf[4200];
+    const char *m4dir = find_m4dir(o.m4given, m4buf, sizeof m4buf);
+    if (!m4dir) return 2;
+    struct stat fsb;
+    if (stat(file, &fsb) == 0 && (size_t)fsb.st_size > MAX_INPUT_BYTES)
+        return gen_error(file, 1, "the file is larger than %zu KiB (the limit for a stencil file)", MAX_INPUT_BYTES >> 10), 1;
+    size_t len;
+    char *src = read_file(file, &len);
+    if (!src) { fprintf(stderr, "stenc-gen: cannot read %s: %s\n", file, strerror(errno)); return 1; }
+    if (strlen(src) != len) return gen_error(file, 1, "the file contains a NUL byte"), 1;
+    char stem[MAXNAME];
+    if ((rc = file_stem(file, stem, sizeof stem)) >= 0) return rc;
+    int dimsv[2], ndims;
+    if (read_dims(src, file, o.want_dims, dimsv, &ndims)) return 1;
+    static Passes P;
+    if (run_passes(&o, m4dir, stem, dimsv, ndims, &P)) return 1;
+    atexit(cleanup);
+    if (make_dirs(o.outdir) != 0) {
+        fprintf(stderr, "stenc-gen: cannot create the output directory %s: %s\n", o.outdir, strerror(errno));
+        return 2;
+    }
+    if (write_outputs(&o, m4dir, stem, dimsv, ndims, &P)) return 1;
+    return publish();
 }
