@@ -353,19 +353,12 @@ static void doc_min(FILE *f, const Stencil *s, const long *minn)
     fprintf(f, ".\n");
 }
 
-static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
+/* the kernel's comment: its statements as written, its arrays, its minimum grid */
+static char *update_doc(const Stencil *s, const Kernel *k, const int *used, const long *minn)
 {
-    int D = s->dims;
-    int reads[MAXARR], writes[MAXARR], params[MAXPARAM], used[MAXARR];
-    kernel_usage(s, k, reads, writes, params);
-    for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
-    long minn[3];
-    min_grid_kernel(s, k, used, minn);
-    char base[160];
-    func_base(s, k->name, base, sizeof base);
-    Str doc, args, chk, set, box, in, bd;
-    str_open(&doc); str_open(&args); str_open(&chk); str_open(&set); str_open(&box); str_open(&in); str_open(&bd);
-
+    const int D = s->dims;
+    Str doc;
+    str_open(&doc);
     fprintf(doc.f, "/* Kernel '%s' of stencil '%s' (%dD): one application of\n", k->name, s->name, D);
     for (int i = 0; i < k->nst; ++i) {
         fprintf(doc.f, " *   %s[", s->arr[k->st[i].arr].name);
@@ -384,7 +377,17 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
     doc_arrays(doc.f, s, used, NULL, 0);
     doc_min(doc.f, s, minn);
     fprintf(doc.f, " * Returns STENC_OK or an error code (stenc_strerror). */");
+    return str_close(&doc);
+}
 
+/* the kernel entry's arguments (written arrays, read-only arrays,
+ * parameters), checks (sizes, null, counts, aliasing) and strides */
+static void update_entry_text(const Stencil *s, const int *reads, const int *writes, const int *params,
+                              const int *used, const long *minn, char **sargs, char **schk, char **sset)
+{
+    const int D = s->dims;
+    Str args, chk, set;
+    str_open(&args); str_open(&chk); str_open(&set);
     args_sizes(args.f, D);
     for (int a = 0; a < s->narr; ++a)
         if (writes[a]) fprintf(args.f, ", stn_real *stn_restrict %s", s->arr[a].name);
@@ -404,32 +407,48 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
 
     for (int a = 0; a < s->narr; ++a)
         if (used[a]) setup_strides(set.f, s, a, s->arr[a].name);
+    *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
+}
 
-    /* box: union of statement boxes; interior: their intersection */
-    for (int d = 0; d < D; ++d) {
+/* one bound of the statements' boxes along d: FN stenc_imax (their union's
+ * high end) or stenc_imin (their intersection's) */
+static void print_stmt_hi_fold(FILE *f, const Kernel *k, int d, const char *fn)
+{
+    for (int i = 0; i < k->nst; ++i) {
+        if (i < k->nst - 1) fprintf(f, "%s(", fn);
+        stmt_box_hi(f, &k->st[i], d);
+        if (i < k->nst - 1) fprintf(f, ", ");
+    }
+    for (int i = 0; i < k->nst - 1; ++i) fprintf(f, ")");
+}
+
+/* the job's box (the union of the statements' boxes) and interior (their intersection) */
+static char *update_box(const Stencil *s, const Kernel *k)
+{
+    Str box;
+    str_open(&box);
+    for (int d = 0; d < s->dims; ++d) {
         fprintf(box.f, "const ptrdiff_t st_lo%d = 0, st_hi%d = ", d, d);
-        for (int i = 0; i < k->nst; ++i) {
-            if (i < k->nst - 1) fprintf(box.f, "stenc_imax(");
-            stmt_box_hi(box.f, &k->st[i], d);
-            if (i < k->nst - 1) fprintf(box.f, ", ");
-        }
-        for (int i = 0; i < k->nst - 1; ++i) fprintf(box.f, ")");
+        print_stmt_hi_fold(box.f, k, d, "stenc_imax");
         fprintf(box.f, ";\n    const ptrdiff_t st_ilo%d = 0, st_ihi%d = ", d, d);
-        for (int i = 0; i < k->nst; ++i) {
-            if (i < k->nst - 1) fprintf(box.f, "stenc_imin(");
-            stmt_box_hi(box.f, &k->st[i], d);
-            if (i < k->nst - 1) fprintf(box.f, ", ");
-        }
-        for (int i = 0; i < k->nst - 1; ++i) fprintf(box.f, ")");
+        print_stmt_hi_fold(box.f, k, d, "stenc_imin");
         fprintf(box.f, ";\n    ");
     }
+    return str_close(&box);
+}
+
+/* the job's bodies: inside, every statement; on the border, each statement
+ * where the point lies in its own box */
+static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **sbd)
+{
     PrintCtx pc = {s, TAP_DIRECT, NULL, NULL};
+    Str in, bd;
+    str_open(&in); str_open(&bd);
     for (int i = 0; i < k->nst; ++i) {
         const Stmt *st = &k->st[i];
         Str lhs;
         str_open(&lhs);
-        Node *lt = ex_tap(st->arr, st->lhs);
-        pr_tap_c(lhs.f, &pc, lt);
+        pr_tap_c(lhs.f, &pc, ex_tap(st->arr, st->lhs));
         fprintf(lhs.f, " = %%s;");
         char *fmt = str_close(&lhs);
         const char *fmts[1] = {fmt};
@@ -438,7 +457,7 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
         pr_c_block(in.f, &pc, roots, 1, fmts, "            ");
         fprintf(in.f, "        }\n");
         fprintf(bd.f, "if (");
-        for (int d = 0; d < D; ++d) {
+        for (int d = 0; d < s->dims; ++d) {
             fprintf(bd.f, "%s%s < ", d ? " && " : "", dimvar(d));
             stmt_box_hi(bd.f, st, d);
         }
@@ -447,8 +466,25 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
         fprintf(bd.f, "        }\n");
         free(fmt);
     }
-    char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
-    char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
+    *sin = str_close(&in), *sbd = str_close(&bd);
+}
+
+/* The kernel k's entry: one job over the union of its statements' boxes,
+ * and its distributed-grid wrappers */
+static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
+{
+    const int D = s->dims;
+    int reads[MAXARR], writes[MAXARR], params[MAXPARAM], used[MAXARR];
+    kernel_usage(s, k, reads, writes, params);
+    for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
+    long minn[3];
+    min_grid_kernel(s, k, used, minn);
+    char base[160];
+    func_base(s, k->name, base, sizeof base);
+    char *sdoc = update_doc(s, k, used, minn), *sargs, *schk, *sset, *sin, *sbd;
+    update_entry_text(s, reads, writes, params, used, minn, &sargs, &schk, &sset);
+    char *sbox = update_box(s, k);
+    update_bodies(s, k, &sin, &sbd);
     entry_begin(out, base, "update", D);
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
