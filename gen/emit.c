@@ -1708,6 +1708,90 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
     return str_close(&b);
 }
 
+/* Plan: whether an interior row rolls its partial rows (R, the ring's plan;
+ * *vg: the value rides with the newest row), or uses the direct gather */
+static int roll_plan(const RollIn *in, Roll *R, int *vg)
+{
+    const Stencil *s = in->P->s;
+    const int D = s->dims, ndt = in->P->ndt;
+    int any = 0;
+    if (D < 2 || ndt < 2) return 0;
+    for (int t = 0; t < ndt; ++t) any |= costly(in->P->part[t]);
+    plan_box(s, ndt, in->P->dtaps, R);
+    /* the value rides along with the newest row when that row is the point's
+     * own (forward taps): the v row function returns the strip's sum; else it
+     * has a slot of the ring when it can */
+    *vg = in->want_v && R->minz == 0 && R->miny == 0 && R->minx <= 0 && R->maxx >= 0;
+    plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
+    const int vs = R->vslot >= 0;
+    /* cheap partials roll when they share few factors (the Laplacian: one),
+     * and in 2D not when a value must then be computed apart (the gather
+     * form shares it with the partials: measured); in 3D the gather form
+     * costs seven Laplacians a point, so there a value without a slot comes
+     * apart */
+    return any || ((ndt >= 5 && 2 * (R->nslot - vs) <= ndt) && !(in->want_v && !*vg && !vs && D == 2));
+}
+
+/* after a strip's gather: the value of row (j, k)'s strip, by how the plan
+ * carries it (and the strip loop's end) */
+static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
+{
+    const int vs = R->vslot >= 0, vf = R->vfrom;
+    if (vs && roll_sums_value(R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
+        fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
+        print_ring_row(f, R, R->vslot, "j", K);
+        fprintf(f, " + st_n0);\n");
+    } else if (vf) { /* the strip's values from their factors in its own ring rows, summed as computed */
+        fprintf(f, "            {\n");
+        for (int k = 0; k < R->nslot; ++k) {
+            if (!R->vuse[k]) continue;
+            fprintf(f, "            const stn_real *stn_restrict st_s%d = ", k);
+            print_ring_row(f, R, k, "j", K);
+            fprintf(f, " + st_i0;\n");
+        }
+        fprintf(f, "            stn_vsum(st_ie - st_i0, , [[");
+        print_value_from_slots(f, R, in, "const stn_real st_v = %s; stn_vacc", "            ", 1);
+        fprintf(f, "]])\n            }\n            }\n");
+    } else if (vs) {
+        fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
+        print_ring_row(f, R, R->vslot, "j", K);
+        fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
+    } else fprintf(f, "%s            }\n", in->want_v && !vg ? "            stn_vsum(st_ie - st_i0)\n" : "");
+}
+
+/* the interior row's code: the ring rows it lacks, its strips (the newest
+ * row's slots, the gather, the value), the newest row's x ends, the row's ends */
+static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
+{
+    const int D = in->P->s->dims;
+    const char *K = D == 3 ? "k" : "0";
+    fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
+    /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
+    if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
+    else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
+    print_roll_coefs(f, R, in);
+    print_roll_catchup(f, R, in);
+    char xa[64], xb[64];
+    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
+               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
+    snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
+    snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
+    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", "                ");
+    fprintf(f, "            }\n");
+    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    roll_gather_call(f, in, gv);
+    print_roll_strip_value(f, R, in, vg, K);
+    /* the newest row's x ends (only its ends gather reads them), then the ends */
+    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
+    snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
+    snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, "                ");
+    fprintf(f, "            }\n");
+    print_roll_ends(f, R, in);
+    fprintf(f, "        }\n");
+}
+
 /* The interior of an interior row with rolling partial rows, or NULL (the
  * direct gather is used) when the partials are cheap.  *init gets the
  * per-chunk state, *size the per-thread ring size in rows, *state the
@@ -1715,38 +1799,21 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
 static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state, char **border)
 {
     *border = NULL;
-    const Stencil *s = in->P->s;
-    const int D = s->dims, ndt = in->P->ndt;
-    int any = 0;
-    if (D < 2 || ndt < 2) return NULL;
-    for (int t = 0; t < ndt; ++t) any |= costly(in->P->part[t]);
+    const int D = in->P->s->dims;
     Roll R;
-    plan_box(s, ndt, in->P->dtaps, &R);
-    /* the value rides along with the newest row when that row is the point's
-     * own (forward taps): the v row function returns the strip's sum; else it
-     * has a slot of the ring when it can */
-    const int vg = in->want_v && R.minz == 0 && R.miny == 0 && R.minx <= 0 && R.maxx >= 0;
-    plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !vg ? in->P->rv.f : NULL, &R);
-    const int vs = R.vslot >= 0, vf = R.vfrom;
-    /* cheap partials roll when they share few factors (the Laplacian: one),
-     * and in 2D not when a value must then be computed apart (the gather
-     * form shares it with the partials: measured); in 3D the gather form
-     * costs seven Laplacians a point, so there a value without a slot comes
-     * apart */
-    if (!any && (!(ndt >= 5 && 2 * (R.nslot - vs) <= ndt) || (in->want_v && !vg && !vs && D == 2))) return NULL;
-    const char *K = D == 3 ? "k" : "0";
+    int vg;
+    if (!roll_plan(in, &R, &vg)) return NULL;
     for (int L = 0; L < R.nplane; ++L) {
         roll_helper(help, &R, in, L, 0, 0);
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
-    const int gv = vg || vs || vf; /* the gather computes no values: they come from elsewhere */
+    const int gv = vg || R.vslot >= 0 || R.vfrom; /* the gather computes no values: they come from elsewhere */
     roll_gather_helper(help, &R, in, gv);
-    Str a, b, c;
+    Str a, b, c, rs;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
      * row, and two threads' entries on one line cost a quarter of the time */
-    Str rs;
     str_open(&rs);
     print_ring_size(rs.f, &R, D);
     char *ring = str_close(&rs);
@@ -1758,52 +1825,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     if (*border) fprintf(b.f, "%s + %d", ring, bc.cy * bc.cz * bc.ns + bc.nd);
     else fprintf(b.f, "%s", ring);
     free(ring);
-    FILE *f = c.f;
-    fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
-    /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
-    if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R.maxy);
-    else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
-    print_roll_coefs(f, &R, in);
-    print_roll_catchup(f, &R, in);
-    char xa[64], xb[64];
-    /* strips: the newest row's slots, then the gather */
-    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
-               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
-    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
-    snprintf(xa, sizeof xa, "st_i0%+ld", -R.maxx);
-    snprintf(xb, sizeof xb, "st_ie%+ld", -R.minx);
-    roll_call(f, &R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", "                ");
-    fprintf(f, "            }\n");
-    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
-    roll_gather_call(f, in, gv);
-    if (vs && roll_sums_value(&R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
-        fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
-        print_ring_row(f, &R, R.vslot, "j", K);
-        fprintf(f, " + st_n0);\n");
-    } else if (vf) { /* the strip's values from their factors in its own ring rows, summed as computed */
-        fprintf(f, "            {\n");
-        for (int k = 0; k < R.nslot; ++k) {
-            if (!R.vuse[k]) continue;
-            fprintf(f, "            const stn_real *stn_restrict st_s%d = ", k);
-            print_ring_row(f, &R, k, "j", K);
-            fprintf(f, " + st_i0;\n");
-        }
-        fprintf(f, "            stn_vsum(st_ie - st_i0, , [[");
-        print_value_from_slots(f, &R, in, "const stn_real st_v = %s; stn_vacc", "            ", 1);
-        fprintf(f, "]])\n            }\n            }\n");
-    } else if (vs) {
-        fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
-        print_ring_row(f, &R, R.vslot, "j", K);
-        fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
-    } else fprintf(f, "%s            }\n", in->want_v && !vg ? "            stn_vsum(st_ie - st_i0)\n" : "");
-    /* the newest row's x ends (only its ends gather reads them), then the ends */
-    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R.minz, -R.miny);
-    snprintf(xa, sizeof xa, "st_ia%+ld", -R.maxx);
-    snprintf(xb, sizeof xb, "st_ib%+ld", -R.minx);
-    roll_call(f, &R, in, 0, 0, 1, xa, xb, NULL, "                ");
-    fprintf(f, "            }\n");
-    print_roll_ends(f, &R, in);
-    fprintf(f, "        }\n");
+    print_roll_row(c.f, &R, in, vg, gv);
     *init = str_close(&a);
     *size = str_close(&b);
     return str_close(&c);
