@@ -162,29 +162,50 @@ $2[[]]            }
 #   (STENC_ERR_ALLOC when that fails)
 #   XROW (may be empty): "if (COND) { ENDS } else {" ahead of the loops over
 #   XEND in interior rows without ROLL: the whole row's x ends when COND holds
-m4_define([[stn_job]], [[    {
-    $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
-    const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
+# Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
+# too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
+# 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
+# when either BORDER_ROW or XEND is empty).
+m4_define([[stn_job]], [[m4_pushdef([[stn_j_dims]], [[$1]])m4_pushdef([[stn_j_acc]], [[$2]])m4_pushdef([[stn_j_beta]], [[$3]])m4_dnl
+m4_pushdef([[stn_j_box]], [[$4]])m4_pushdef([[stn_j_interior]], [[$5]])m4_pushdef([[stn_j_border]], [[$6]])m4_dnl
+m4_pushdef([[stn_j_mode]], m4_ifelse([[$7]], 1, [[[[mode]]]]))m4_pushdef([[stn_j_border_row]], [[$8]])m4_dnl
+m4_pushdef([[stn_j_ends]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]))m4_dnl
+m4_pushdef([[stn_j_roll]], [[$10]])m4_pushdef([[stn_j_roll_init]], [[$11]])m4_pushdef([[stn_j_roll_size]], [[$12]])m4_dnl
+m4_pushdef([[stn_j_roll_state]], [[$13]])m4_pushdef([[stn_j_xrow]], [[$14]])m4_dnl
+stn_job_named[[]]m4_dnl
+m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_beta]])m4_popdef([[stn_j_box]])m4_dnl
+m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_mode]])m4_popdef([[stn_j_border_row]])m4_dnl
+m4_popdef([[stn_j_ends]])m4_popdef([[stn_j_roll]])m4_popdef([[stn_j_roll_init]])m4_popdef([[stn_j_roll_size]])m4_dnl
+m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])]])
+
+# stn_given(NAME): 1 when the named argument NAME is not empty (its text
+# is not expanded: a body holds commas)
+m4_define([[stn_given]], [[m4_ifelse(m4_defn([[$1]]), [[]], 0, 1)]])
+
+# stn_job_named: stn_job's text, its arguments by name
+m4_define([[stn_job_named]], [[    {
+    stn_j_box[[]]const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
+    const ptrdiff_t st_n2r = m4_ifelse(stn_j_dims, 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
-m4_ifelse([[$1]], 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
+m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
        planes a tile reads are read in long runs and stay in cache (STENC_TILE_BYTES;
        with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile) */
-    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse([[$10]], [[]], [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]));
+    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse(stn_given([[stn_j_roll]]), 0, [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]));
     const ptrdiff_t st_tr = st_ty * st_n2r;
-]])m4_ifelse([[$2]], 1, [[    double st_part[256];
-]])m4_ifelse([[$10]], [[]], [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
+]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];
+]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
     const ptrdiff_t st_rw = st_n0 + 16;
-    const size_t st_rper = (size_t)($12) * (size_t)st_rw;
+    const size_t st_rper = (size_t)(stn_j_roll_size) * (size_t)st_rw;
     const int st_nthr = stenc_omp_threads();
-    if ((size_t)st_rw > SIZE_MAX / sizeof(stn_real) / (size_t)($12) / (size_t)st_nthr) return STENC_ERR_OVERFLOW;
+    if ((size_t)st_rw > SIZE_MAX / sizeof(stn_real) / (size_t)(stn_j_roll_size) / (size_t)st_nthr) return STENC_ERR_OVERFLOW;
     stn_real *const st_ring = (stn_real *)malloc(sizeof(stn_real) * st_rper * (size_t)st_nthr);
-    ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)($13) + 8, sizeof(ptrdiff_t));
+    ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)(stn_j_roll_state) + 8, sizeof(ptrdiff_t));
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
     if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
-]])stn_loops([[$1]], [[$2]], [[$5]], [[$6]], m4_ifelse([[$7]], 1, [[[[mode]]]]), [[$8]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]), [[$10]], [[$11]], [[$3]], [[$14]])m4_ifelse([[$10]], [[]], [[]], [[    free(st_ring);
+]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    free(st_ring);
     free(st_rstate_mem);
-]])m4_ifelse([[$2]], 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
+]])m4_ifelse(stn_j_acc, 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
 
@@ -278,14 +299,14 @@ m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])}
 ]])
 
-# stn_loops(DIMS, ACC, INTERIOR, BORDER, MODE, BORDER_ROW, XEND, ROLL, ROLL_INIT, BETA, XROW):
-# MODE non-empty defines st_mode (the boundary mode the reduction bodies use);
-# XEND is the body of the x ends of the rows that reach the interior code;
-# both ends of a row run before its interior loop: after it, the right end's
-# scalar code cost the 3D values up to a fifth of their time at 256^3
-# (perf/NOTES.md section 21);
-# ROLL (when given) replaces the whole of those rows (it gathers their x ends
-# from its ring), XEND then runs only rows too short for an interior.  Interior sums:
+# stn_loops: the parallel loop over the rows of stn_job (its arguments by
+# name): stn_j_mode non-empty defines st_mode (the boundary mode the
+# reduction bodies use); stn_j_ends is the body of the x ends of the rows
+# that reach the interior code; both ends of a row run before its interior
+# loop: after it, the right end's scalar code cost the 3D values up to a
+# fifth of their time at 256^3 (perf/NOTES.md section 21);
+# stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
+# from its ring), stn_j_ends then runs only rows too short for an interior.  Interior sums:
 # through the strip buffer for values alone; straight into the double
 # accumulator when the loop also stores a gradient (measured faster there:
 # the loop is store-bound, the extra buffer pass cost up to 2x)
@@ -294,9 +315,9 @@ m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;
         const ptrdiff_t st_r0 = st_c * st_q0 + (st_c < st_rm ? st_c : st_rm);
         const ptrdiff_t st_r1 = st_r0 + st_q0 + (st_c < st_rm ? 1 : 0);
-m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
-]])m4_ifelse([[$2]], 1, [[        double st_acc = 0;
-]])stn_lanes_open([[$2]])m4_ifelse([[$9]], [[]], [[]], [[        $9]])m4_ifelse([[$1]], 3, [[        ptrdiff_t st_t = st_r0 / st_tr, st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
+m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (void)st_mode;
+]])m4_ifelse(stn_j_acc, 1, [[        double st_acc = 0;
+]])stn_lanes_open(stn_j_acc)m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[]], [[        stn_j_roll_init[[]]]])m4_ifelse(stn_j_dims, 3, [[        ptrdiff_t st_t = st_r0 / st_tr, st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
         ptrdiff_t st_jj = st_r0 % st_tr % st_th, st_kk = st_r0 % st_tr / st_th;
         for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r, stenc_row_next(&st_jj, &st_kk, &st_t, &st_th, st_ty, st_n1r, st_n2r)) {
             const ptrdiff_t j = st_lo1 + st_t * st_ty + st_jj;
@@ -305,24 +326,24 @@ m4_ifelse([[$5]], [[]], [[]], [[        const int st_mode = $5; (void)st_mode;
 ]], [[        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
             const ptrdiff_t j = st_lo1 + st_r % st_n1r;
             const int st_in = j >= st_ilo1 && j < st_ihi1;
-]])m4_ifelse([[$6]], [[]], [[]], [[            if (!st_in) $6 else
+]])m4_ifelse(stn_given([[stn_j_border_row]]), 0, [[]], [[            if (!st_in) stn_j_border_row else
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
-m4_ifelse([[$8]], [[]], [[$11            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
-        $7
+m4_ifelse(stn_given([[stn_j_roll]]), 0, [[stn_j_xrow[[]]            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
+        stn_j_ends
             }
             for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
-        $7
+        stn_j_ends
             }
-m4_ifelse([[$11]], [[]], [[]], [[            }
-]])m4_ifelse([[$1$2$10]], 311, [[stn_rowcall([[$2]], [[$3]], [[$10]], [[$5]])]], [[stn_interior([[$2]], [[$3]], [[$10]])]])]], [[            if (st_ia < st_ib) $8
+m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
+]])m4_ifelse(stn_j_dims[[]]stn_j_acc[[]]stn_j_beta, 311, [[stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)]], [[stn_interior(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta)]])]], [[            if (st_ia < st_ib) stn_j_roll
             else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
-        $7
+        stn_j_ends
             }
 ]])            }
         }
-stn_lanes_close([[$2]])m4_ifelse([[$2]], 1, [[        st_part[st_c] = st_acc;
+stn_lanes_close(stn_j_acc)m4_ifelse(stn_j_acc, 1, [[        st_part[st_c] = st_acc;
 ]])    }
 ]])
 
