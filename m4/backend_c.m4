@@ -178,10 +178,6 @@ m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_mode]]
 m4_popdef([[stn_j_ends]])m4_popdef([[stn_j_roll]])m4_popdef([[stn_j_roll_init]])m4_popdef([[stn_j_roll_size]])m4_dnl
 m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])]])
 
-# stn_given(NAME): 1 when the named argument NAME is not empty (its text
-# is not expanded: a body holds commas)
-m4_define([[stn_given]], [[m4_ifelse(m4_defn([[$1]]), [[]], 0, 1)]])
-
 # stn_job_named: stn_job's text, its arguments by name
 m4_define([[stn_job_named]], [[    {
     stn_j_box[[]]const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;

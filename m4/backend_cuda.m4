@@ -121,31 +121,36 @@ m4_define([[stn_ws_result]], [[    if (st_rc == STENC_OK) {
 ]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND): a
-# kernel (diversion 1); BORDER_ROW is for the C loops only; XEND (may be empty)
-# is the body for the x ends of interior rows.
-# and its launch (here, inside the launcher).
-m4_define([[stn_job]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)stn_pguard_open
+# kernel (diversion 1) and its launch (here, inside the launcher); BETA and
+# BORDER_ROW are for the C loops only; XEND (may be empty) is the body for
+# the x ends of interior rows.  Inside, the arguments go by name (stn_j_dims,
+# stn_j_acc, stn_j_box, stn_j_interior, stn_j_border, stn_j_modespec, stn_j_xend).
+m4_define([[stn_job]], [[m4_pushdef([[stn_j_dims]], [[$1]])m4_pushdef([[stn_j_acc]], [[$2]])m4_pushdef([[stn_j_box]], [[$4]])m4_dnl
+m4_pushdef([[stn_j_interior]], [[$5]])m4_pushdef([[stn_j_border]], [[$6]])m4_pushdef([[stn_j_modespec]], [[$7]])m4_dnl
+m4_pushdef([[stn_j_xend]], [[$9]])stn_job_named[[]]m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_box]])m4_dnl
+m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_modespec]])m4_popdef([[stn_j_xend]])]])
+m4_define([[stn_job_named]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)stn_pguard_open
 __global__ void __launch_bounds__(STENC_CUDA_THREADS)
 stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]](stn_e_args, double *st_ws, unsigned int *st_cnt)
 {
 stn_e_pre    (void)st_ws; (void)st_cnt;
-m4_ifelse([[$7]], 1, [[    const int st_mode = mode;
+m4_ifelse(stn_j_modespec, 1, [[    const int st_mode = mode;
 ]])
-    $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
-    const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
+    stn_j_box[[]]const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
+    const ptrdiff_t st_n2r = m4_ifelse(stn_j_dims, 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
-m4_ifelse([[$2]], 1, [[    double st_acc = 0;
-]])m4_ifelse([[$1]], 3, [[stn_zmarch([[$5]], [[$6]], [[$9]])]], [[stn_rowloop(2, [[$5]], [[$6]], [[$9]])]])[[]]m4_dnl
-m4_ifelse([[$2]], 1, [[    stenc_grid_sum(st_acc, st_ws, st_cnt);
+m4_ifelse(stn_j_acc, 1, [[    double st_acc = 0;
+]])m4_ifelse(stn_j_dims, 3, [[stn_zmarch(m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]))]], [[stn_rowloop(2, m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]))]])[[]]m4_dnl
+m4_ifelse(stn_j_acc, 1, [[    stenc_grid_sum(st_acc, st_ws, st_cnt);
 ]])}
 stn_pguard_close[[]]m4_divert(2)    if (st_rc == STENC_OK) {
-    $4const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
-        const ptrdiff_t st_n2r = m4_ifelse([[$1]], 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
+    stn_j_box[[]]const ptrdiff_t st_n1r = st_hi1 > st_lo1 ? st_hi1 - st_lo1 : 0;
+        const ptrdiff_t st_n2r = m4_ifelse(stn_j_dims, 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
         const ptrdiff_t st_rows = st_n1r * st_n2r;
         (void)st_lo0; (void)st_hi0; (void)st_ilo0; (void)st_ihi0; (void)st_ilo1; (void)st_ihi1;
-m4_ifelse([[$1]], 3, [[        (void)st_ilo2; (void)st_ihi2;
+m4_ifelse(stn_j_dims, 3, [[        (void)st_ilo2; (void)st_ihi2;
 ]])
-m4_ifelse([[$1]], 3, [[#if STENC_CUDA_ZMARCH
+m4_ifelse(stn_j_dims, 3, [[#if STENC_CUDA_ZMARCH
         const ptrdiff_t st_work = stenc_cuda_zitems(st_hi0 > st_lo0 ? st_hi0 - st_lo0 : 0, st_n1r, st_n2r);
         (void)st_rows;
 #else
@@ -153,7 +158,7 @@ m4_ifelse([[$1]], 3, [[#if STENC_CUDA_ZMARCH
 #endif
 ]], [[        const ptrdiff_t st_work = st_rows;
 ]])        const unsigned int st_nblk = stenc_cuda_blocks(st_work);
-m4_ifelse([[$2]], 1, [[        st_nblk_last = st_nblk;
+m4_ifelse(stn_j_acc, 1, [[        st_nblk_last = st_nblk;
 ]])        stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]]<<<st_nblk, STENC_CUDA_THREADS, 0, stream>>>(stn_e_call, st_ws, st_cnt);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st_rc = stenc_cuda_err(e);

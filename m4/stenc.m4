@@ -69,6 +69,10 @@ m4_define([[stn_pguard_close]], [[
 m4_define([[stn_entry_push]], [[m4_pushdef([[stn_e_base]], [[$1]])m4_pushdef([[stn_e_args]], [[$5]])m4_pushdef([[stn_e_call]], [[$6]])m4_pushdef([[stn_e_pre]], [[$7$9]])]])
 m4_define([[stn_entry_pop]], [[m4_popdef([[stn_e_base]])m4_popdef([[stn_e_args]])m4_popdef([[stn_e_call]])m4_popdef([[stn_e_pre]])]])
 
+# stn_given(NAME): 1 when the macro NAME (a template's named argument) is not
+# empty; its text is not expanded (a body holds commas)
+m4_define([[stn_given]], [[m4_ifelse(m4_defn([[$1]]), [[]], 0, 1)]])
+
 # stn_ifcuda(TEXT): TEXT when CUDA entry points are generated.
 m4_define([[stn_ifcuda]], [[m4_ifelse(STENC_CUDA, [[1]], [[$1]])]])
 
