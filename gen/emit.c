@@ -1137,18 +1137,49 @@ static int roll_sums_value(const Roll *R, const RollIn *in, int lag, int value, 
     return in->P->s->dims == 2 && !value && !ends && R->vslot >= 0 && R->slot[R->vslot].lag >= lag;
 }
 
-/* the piece loop of a value-summing row function over its own points
- * [st_ma, st_xm), opened up to its body: the sum starts at the ring row's (a
- * slot's row, VRET 0) or at 0 (VRET: the value function, which returns its
- * strip's sum) */
-static void roll_vsum_open(FILE *f, const Roll *R, int vret)
+/* the piece loop of a row function that sums its own points' values into
+ * its ring row (2D, roll_sums_value) over [st_ma, st_xm), opened up to its
+ * body: the sum starts at the ring row's, or at 0 for the row's first call */
+static void roll_vsum_open(FILE *f, const Roll *R)
 {
-    if (vret) fprintf(f, "    double st_vs = 0;\n");
-    else fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
+    fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
     fprintf(f, "    for (ptrdiff_t st_b0 = st_ma; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
                "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
                "    stn_real st_fs = 0;\n"
                "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
+}
+
+/* The value function's loops (VALUE): its own points' values add per vector
+ * lane (st_fl), each piece's lanes into the caller's double lanes st_dl,
+ * which the entry adds once a chunk.  A reduction per call ended in a
+ * horizontal sum of the lanes (a chain of 16 dependent adds with AVX-512
+ * f32), twice a row: the 3D value_grads of the forward stencils spent
+ * 5-8% of their time there (perf/NOTES.md section 26).  Whole vectors up
+ * to st_xm, then the range's last vector again with the points before st_xm
+ * adding 0, or point by point when the range is shorter than a vector. */
+static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmt,
+                             const Pins *pins)
+{
+    static const char *flush = "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n";
+    const char *fms[MAXTAP + 1];
+    for (int r = 0; r < nr; ++r) fms[r] = fm[r];
+    fms[nr - 1] = "st_fl[0] += %s;";
+    fprintf(f, "    const ptrdiff_t st_xm = st_ma + (st_mb - st_ma) / st_vl * st_vl;\n"
+               "    stn_real st_fl[STENC_VLB / sizeof(stn_real)] = {0};\n"
+               "    for (ptrdiff_t st_b0 = st_ma; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
+               "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
+               "    for (ptrdiff_t st_b = st_b0; st_b < st_b1; st_b += st_vl)\n"
+               "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
+               "        const ptrdiff_t i = st_b + st_w;\n");
+    pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
+    fprintf(f, "    }\n%s    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_fl[st_w] = 0;\n    }\n", flush);
+    fprintf(f, "    if (st_xm < st_mb && st_mb - st_ma >= st_vl) {\n    #pragma omp simd\n"
+               "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
+               "        const ptrdiff_t i = st_mb - st_vl + st_w;\n");
+    pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
+    fprintf(f, "    }\n    }\n    else for (ptrdiff_t i = st_xm; i < st_mb; ++i) {\n");
+    pr_c_block_pinned(f, pc, roots, nr, fms, "        ", pins);
+    fprintf(f, "    }\n%s", flush);
 }
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
@@ -1156,9 +1187,10 @@ static void roll_vsum_open(FILE *f, const Roll *R, int vret)
 static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
                               const char **fmt, int vpiece, int value, const Pins *pins)
 {
-    fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
-               "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
-    if (vpiece) roll_vsum_open(f, R, value);
+    fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
+    if (value) { roll_value_loops(f, pc, roots, nr, fm, fmt, pins); return; }
+    fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
+    if (vpiece) roll_vsum_open(f, R);
     else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_ma; i < st_xm; ++i) {\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
     fprintf(f, "    }\n%s", vpiece ? "    st_vs += (double)st_fs;\n    }\n" : "");
@@ -1190,13 +1222,15 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += i >= st_xm ? st_v : 0; }";
+    static const char *lane = "st_fl[st_w] += %s;", *lane_tail = "{ const stn_real st_v = %s; st_fl[st_w] += i >= st_xm ? st_v : 0; }";
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
     const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value;
-    fprintf(f, "stn_c_only([[static STENC_NOINLINE %s %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
-               "ptrdiff_t st_jq, ptrdiff_t st_kq", value ? "double" : "void", in->fn, lag, value ? "v" : ends ? "e" : "");
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
-            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "");
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
+            value ? ", double *stn_restrict st_dl" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
     Node *roots[MAXTAP + 1];
@@ -1214,7 +1248,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         if (vsum && k == R->vslot) fm[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
-    if (value) roots[nr] = in->P->rv.f, fm[nr] = sum, fmt[nr] = sum_tail, ++nr;
+    if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, ++nr;
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends) {
         print_roll_pinned_ends(f, R, in, roots, fm, nr);
@@ -1238,7 +1272,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fprintf(f, "    }\n");
     }
     if (vsum) fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
-    fprintf(f, "%s}\n]])\n", value ? "    return st_vs;\n" : "");
+    fprintf(f, "}\n]])\n");
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it) */
@@ -1246,11 +1280,10 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
                       const char *vr, const char *ind)
 {
     const int vsum = roll_sums_value(R, in, lag, value, ends);
-    fprintf(f, "%s%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, value ? "st_acc += " : "", in->fn, lag,
-            value ? "v" : ends ? "e" : "", xa, xb);
+    fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s);\n",
-            ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "", vsum ? vr : "");
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s);\n",
+            ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "", vsum ? vr : "", value ? ", st_dl" : "");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does

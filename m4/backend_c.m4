@@ -217,9 +217,13 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
 # after a square root) cost as much.  Only where stn_tail_here allows it: a
 # store with beta != 0 must not run twice
 m4_define([[stn_vlanes]], [[(ptrdiff_t)(STENC_VLB / sizeof(float))]])
-m4_define([[stn_lanes_open]], [[m4_ifelse([[$1]]stn_sfx, 1f32, [[        double st_dl[STENC_VLB / sizeof(float)] = {0};
+# stn_lanes_here(ACC): 1 where a chunk keeps double lanes: f32 sums, and
+# the sums of rolling jobs in either precision (their value row functions
+# add into st_dl)
+m4_define([[stn_lanes_here]], [[m4_ifelse([[$1]]stn_sfx, 1f32, 1, [[$1]]m4_ifdef([[stn_j_roll]], [[stn_given([[stn_j_roll]])]], 0), 11, 1, 0)]])
+m4_define([[stn_lanes_open]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        double st_dl[STENC_VLB / sizeof(float)] = {0};
 ]])]])
-m4_define([[stn_lanes_close]], [[m4_ifelse([[$1]]stn_sfx, 1f32, [[        for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_acc += st_dl[st_w];
+m4_define([[stn_lanes_close]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_acc += st_dl[st_w];
 ]])]])
 m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
