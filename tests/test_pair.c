@@ -28,8 +28,10 @@ TEST_REF static double ref_at(const Grid *G, const double *a, long i, long j, lo
 
 /* sum over the mode's points of sqrt(eps + (x[p+ex] - y[p-ex])^2 +
  * (x[p+ey] - y[p])^2 [+ (y[p+ez] - x[p-ey])^2]) */
-static double ref_value(const Grid *G, int mode, const double *x, const double *y, double eps)
+#define PAIR_EPS 1e-2 /* the eps the pair test passes */
+static double ref_value(const Grid *G, int mode, const double *x, const double *y)
 {
+    const double eps = PAIR_EPS;
     /* valid: every tap inside: x in [1, n-1), y in [1 or 0, n-1), z in [0, n-1) */
     long lo[3] = {0, 0, 0}, hi[3];
     for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
@@ -67,6 +69,43 @@ static int call(const Grid *G, int kind, int mode, const double *x, const double
     return stenc_pair_value_grad_3d_f64(G->n[0], G->n[1], G->n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
 }
 
+/* a reference value of x and y (the pair, quad and cheap stencils') */
+typedef double (*RefFn)(const Grid *G, int mode, const double *x, const double *y);
+
+/* the central difference with step h of REF at a[q] (a is x or y) */
+static double central_diff(RefFn ref, const Grid *G, int mode, double *x, double *y, double *a, size_t q, double h)
+{
+    const double a0 = a[q];
+    a[q] = a0 + h;
+    const double fp = ref(G, mode, x, y);
+    a[q] = a0 - h;
+    const double fm = ref(G, mode, x, y);
+    a[q] = a0;
+    return (fp - fm) / (2 * h);
+}
+
+/* the arrays of a gradient test: the inputs x, y (random in [-1, 1]), the
+ * gradients gx, gy (NaN: every point must be written), value_grad's
+ * gradients onto a random start hx, hy, kept in sx, sy */
+typedef struct { double *x, *y, *gx, *gy, *hx, *hy, *sx, *sy; } Arrays;
+static Arrays arrays_new(size_t N, rng_t *rg)
+{
+    Arrays A = {dalloc(N), dalloc(N), dalloc(N), dalloc(N), dalloc(N), dalloc(N), dalloc(N), dalloc(N)};
+    dfill(A.x, N, rg, -1, 1);
+    dfill(A.y, N, rg, -1, 1);
+    dnan(A.gx, N);
+    dnan(A.gy, N);
+    dfill(A.hx, N, rg, -1, 1);
+    dfill(A.hy, N, rg, -1, 1);
+    memcpy(A.sx, A.hx, N * sizeof *A.sx);
+    memcpy(A.sy, A.hy, N * sizeof *A.sy);
+    return A;
+}
+static void arrays_free(Arrays *A)
+{
+    free(A->x); free(A->y); free(A->gx); free(A->gy); free(A->hx); free(A->hy); free(A->sx); free(A->sy);
+}
+
 static const Grid grids[] = {
     {{1100, 7, 1}, 2},   /* rows of several strips */
     {{9, 13, 1}, 2},     /* end points a large share */
@@ -80,25 +119,17 @@ START_TEST(pair_value_and_gradients)
     const Grid *G = &grids[_i / 3];
     const int mode = _i % 3;
     const size_t N = G->n[0] * G->n[1] * G->n[2];
-    const double eps = 1e-2;
+    const double eps = PAIR_EPS;
     rng_t rg = {4100 + (uint64_t)_i};
-    double *x = dalloc(N), *y = dalloc(N), *gx = dalloc(N), *gy = dalloc(N), *hx = dalloc(N), *hy = dalloc(N);
-    dfill(x, N, &rg, -1, 1);
-    dfill(y, N, &rg, -1, 1);
+    Arrays A = arrays_new(N, &rg);
+    double *x = A.x, *y = A.y, *gx = A.gx, *gy = A.gy, *hx = A.hx, *hy = A.hy, *sx = A.sx, *sy = A.sy;
     double v = 0, vg = 0;
     CK_OK(call(G, 0, mode, x, y, eps, &v, 0, 0, NULL, NULL));
-    const double vref = ref_value(G, mode, x, y, eps);
+    const double vref = ref_value(G, mode, x, y);
     ck_assert_msg(reldiff(v, vref, 1) < 1e-12, "%zux%zux%zu mode %d value %.15g, reference %.15g", G->n[0], G->n[1],
                   G->n[2], mode, v, vref);
-    dnan(gx, N);
-    dnan(gy, N);
     CK_OK(call(G, 1, mode, x, y, eps, NULL, 1, 0, gx, gy));
     /* value_grad with alpha/beta onto a known start: beta*start + alpha*g */
-    dfill(hx, N, &rg, -1, 1);
-    dfill(hy, N, &rg, -1, 1);
-    double *sx = dalloc(N), *sy = dalloc(N);
-    memcpy(sx, hx, N * sizeof *sx);
-    memcpy(sy, hy, N * sizeof *sy);
     CK_OK(call(G, 2, mode, x, y, eps, &vg, 0.5, -2, hx, hy));
     ck_assert_msg(reldiff(vg, vref, 1) < 1e-12, "value_grad value %.15g, reference %.15g", vg, vref);
     /* central differences of the reference at every point of both arrays */
@@ -111,13 +142,7 @@ START_TEST(pair_value_and_gradients)
             const size_t i = q % G->n[0];
             /* every row's ends, every 7th point of the rest */
             if (i >= 4 && i + 4 < G->n[0] && q % 7) continue;
-            const double a0 = a[q];
-            a[q] = a0 + h;
-            double fp = ref_value(G, mode, x, y, eps);
-            a[q] = a0 - h;
-            double fm = ref_value(G, mode, x, y, eps);
-            a[q] = a0;
-            double fd = (fp - fm) / (2 * h);
+            const double fd = central_diff(ref_value, G, mode, x, y, a, q, h);
             ck_assert_msg(fabs(g[q] - fd) <= 1e-6 * (1 + gmax), "%zux%zux%zu mode %d %s grad at %zu (%zu, %zu, %zu): %.12g vs FD %.12g",
                           G->n[0], G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, q / G->n[0] % G->n[1],
                           q / (G->n[0] * G->n[1]), g[q], fd);
@@ -125,7 +150,7 @@ START_TEST(pair_value_and_gradients)
                           "value_grad %s at %zu: %.15g, want %.15g", arr ? "y" : "x", q, gv[q], -2 * st[q] + 0.5 * g[q]);
         }
     }
-    free(x); free(y); free(gx); free(gy); free(hx); free(hy); free(sx); free(sy);
+    arrays_free(&A);
 }
 END_TEST
 
@@ -191,13 +216,7 @@ START_TEST(quad_value_and_gradients)
         for (size_t q = 0; q < N; ++q) {
             const size_t i = q % G->n[0];
             if (i >= 4 && i + 4 < G->n[0] && q % 5) continue;
-            const double a0 = a[q];
-            a[q] = a0 + h;
-            const double fp = ref_quad(G, mode, x, y);
-            a[q] = a0 - h;
-            const double fm = ref_quad(G, mode, x, y);
-            a[q] = a0;
-            const double fd = (fp - fm) / (2 * h);
+            const double fd = central_diff(ref_quad, G, mode, x, y, a, q, h);
             ck_assert_msg(fabs(g[q] - fd) <= 1e-7 * (1 + fabs(fd)) && fabs(gv[q] - g[q]) <= 1e-12 * (1 + fabs(g[q])),
                           "%zux%zux%zu mode %d quad %s grad at %zu (i %zu): grad %.12g value_grad %.12g FD %.12g", G->n[0],
                           G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, g[q], gv[q], fd);
@@ -269,17 +288,9 @@ START_TEST(cheap_value_and_gradients)
     const int mode = _i % 3;
     const size_t N = G->n[0] * G->n[1] * G->n[2];
     rng_t rg = {6300 + (uint64_t)_i};
-    double *x = dalloc(N), *y = dalloc(N), *gx = dalloc(N), *gy = dalloc(N), *hx = dalloc(N), *hy = dalloc(N);
-    double *sx = dalloc(N), *sy = dalloc(N);
-    dfill(x, N, &rg, -1, 1);
-    dfill(y, N, &rg, -1, 1);
-    dnan(gx, N);
-    dnan(gy, N);
+    Arrays A = arrays_new(N, &rg);
+    double *x = A.x, *y = A.y, *gx = A.gx, *gy = A.gy, *hx = A.hx, *hy = A.hy, *sx = A.sx, *sy = A.sy;
     CK_OK(call_cheap(G, 1, mode, x, y, NULL, 1, 0, gx, gy));
-    dfill(hx, N, &rg, -1, 1);
-    dfill(hy, N, &rg, -1, 1);
-    memcpy(sx, hx, N * sizeof *sx);
-    memcpy(sy, hy, N * sizeof *sy);
     double v = 0;
     CK_OK(call_cheap(G, 2, mode, x, y, &v, 0.5, -2, hx, hy));
     const double vref = ref_cheap(G, mode, x, y);
@@ -289,13 +300,7 @@ START_TEST(cheap_value_and_gradients)
     for (int arr = 0; arr < 2; ++arr) {
         double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx, *st = arr ? sy : sx;
         for (size_t q = 0; q < N; ++q) {
-            const double a0 = a[q];
-            a[q] = a0 + h;
-            const double fp = ref_cheap(G, mode, x, y);
-            a[q] = a0 - h;
-            const double fm = ref_cheap(G, mode, x, y);
-            a[q] = a0;
-            const double fd = (fp - fm) / (2 * h);
+            const double fd = central_diff(ref_cheap, G, mode, x, y, a, q, h);
             ck_assert_msg(fabs(g[q] - fd) <= 1e-7 * (1 + fabs(fd)) &&
                               fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + fabs(g[q])),
                           "%zux%zux%zu mode %d cheap %s grad at (%zu, %zu, %zu): grad %.12g value_grad %.12g (start "
@@ -304,7 +309,7 @@ START_TEST(cheap_value_and_gradients)
                           q / (G->n[0] * G->n[1]), g[q], gv[q], st[q], fd);
         }
     }
-    free(x); free(y); free(gx); free(gy); free(hx); free(hy); free(sx); free(sy);
+    arrays_free(&A);
 }
 END_TEST
 
