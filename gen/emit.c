@@ -880,6 +880,7 @@ typedef struct {
     int nslot, nuse;
     int vslot;           /* the slot of the reduction's value at each R point, or -1 */
     int vfrom;           /* the value is a function of the slots (vuse) at its R point */
+    int vdiag;           /* 3D: the value is summed by the row functions of the newest row (roll_counts) */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
@@ -971,7 +972,7 @@ static int over_slots_rec(Node *n, Node *const *dtaps, int D, Roll *R)
 
 /* The value a function of the factors the ring holds at the point's own R
  * point (the Laplacian's value is its factor squared; central TV's and the
- * Hessian's take a square root and keep their slot): it needs no slot of its own.  3D
+ * Hessian's take a square root: vdiag): it needs no slot of its own.  3D
  * only (section 23 of perf/NOTES.md: a value slot there made the ring twice
  * the gradient's for the Laplacian; 2D sums the slot in the row functions). */
 static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
@@ -983,11 +984,15 @@ static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
 }
 
 /* Where each slot's rows live: plan only, no printing.  With VALUE (the
- * reduction's expression), one more slot holds the value at each R point
- * when the point's own R point is in the box: the row functions compute it
- * with the partials (one evaluation of the square roots), and a strip's
- * value is summed from its own ring row (value_grad of central differences,
- * the Laplacian, the Hessian: section 13 of perf/NOTES.md). */
+ * reduction's expression) and the point's own R point in the box, the value
+ * comes with the rolling rows, computed with the partials (one evaluation
+ * of the square roots; value_grad of central differences, the Laplacian,
+ * the Hessian: section 13 of perf/NOTES.md).  In 3D from the factors the
+ * ring holds (vfrom: the Laplacian), else summed by the newest row's
+ * functions as they compute it (vdiag: central TV, the Hessian; section
+ * 27: a value slot of the ring, stored and summed again, cost them 8-19%
+ * of their time); in 2D one more slot holds it, summed by the row
+ * functions (roll_sums_value). */
 static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, Node *const *part, Node *value, Roll *R)
 {
     const int D = s->dims;
@@ -1005,6 +1010,7 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
     }
     const int own = R->minx <= 0 && R->maxx >= 0 && R->miny <= 0 && R->maxy >= 0 && R->minz <= 0 && R->maxz >= 0;
     if (value && own && D == 3 && value_over_slots(value, dtaps, D, R)) R->vfrom = 1;
+    else if (value && own && D == 3) R->vdiag = 1;
     else if (value && own && R->nslot < MAXTAP) {
         R->vslot = R->nslot++;
         R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0};
@@ -1149,35 +1155,33 @@ static void roll_vsum_open(FILE *f, const Roll *R)
                "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
 }
 
-/* The value function's loops (VALUE): its own points' values add per vector
- * lane (st_fl), each piece's lanes into the caller's double lanes st_dl,
- * which the entry adds once a chunk.  A reduction per call ended in a
- * horizontal sum of the lanes (a chain of 16 dependent adds with AVX-512
- * f32), twice a row: the 3D value_grads of the forward stencils spent
- * 5-8% of their time there (perf/NOTES.md section 26).  Whole vectors up
- * to st_xm, then the range's last vector again with the points before st_xm
- * adding 0, or point by point when the range is shorter than a vector. */
+/* The loops of a row function that sums values over [LO, HI): whole vectors
+ * up to st_xm, then the range's last vector again, or point by point when
+ * the range is shorter than a vector.  The value (the last root; FM, FMT,
+ * FMS: the roots' statements in those three loops) adds per vector lane
+ * (st_fl), each piece's lanes into the double lanes st_dl that the entry
+ * adds once a chunk.  A reduction per call ended in a horizontal sum of the
+ * lanes (a chain of 16 dependent adds with AVX-512 f32), twice a row: the
+ * 3D value_grads of the forward stencils spent 5-8% of their time there
+ * (perf/NOTES.md section 26). */
 static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmt,
-                             const Pins *pins)
+                             const char **fms, const char *lo, const char *hi, const Pins *pins)
 {
     static const char *flush = "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n";
-    const char *fms[MAXTAP + 1];
-    for (int r = 0; r < nr; ++r) fms[r] = fm[r];
-    fms[nr - 1] = "st_fl[0] += %s;";
-    fprintf(f, "    const ptrdiff_t st_xm = st_ma + (st_mb - st_ma) / st_vl * st_vl;\n"
+    fprintf(f, "    const ptrdiff_t st_xm = %s + (%s - %s) / st_vl * st_vl;\n"
                "    stn_real st_fl[STENC_VLB / sizeof(stn_real)] = {0};\n"
-               "    for (ptrdiff_t st_b0 = st_ma; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
+               "    for (ptrdiff_t st_b0 = %s; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
                "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
                "    for (ptrdiff_t st_b = st_b0; st_b < st_b1; st_b += st_vl)\n"
                "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
-               "        const ptrdiff_t i = st_b + st_w;\n");
+               "        const ptrdiff_t i = st_b + st_w;\n", lo, hi, lo, lo);
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
     fprintf(f, "    }\n%s    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_fl[st_w] = 0;\n    }\n", flush);
-    fprintf(f, "    if (st_xm < st_mb && st_mb - st_ma >= st_vl) {\n    #pragma omp simd\n"
+    fprintf(f, "    if (st_xm < %s && %s - %s >= st_vl) {\n    #pragma omp simd\n"
                "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
-               "        const ptrdiff_t i = st_mb - st_vl + st_w;\n");
+               "        const ptrdiff_t i = %s - st_vl + st_w;\n", hi, hi, lo, hi);
     pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
-    fprintf(f, "    }\n    }\n    else for (ptrdiff_t i = st_xm; i < st_mb; ++i) {\n");
+    fprintf(f, "    }\n    }\n    else for (ptrdiff_t i = st_xm; i < %s; ++i) {\n", hi);
     pr_c_block_pinned(f, pc, roots, nr, fms, "        ", pins);
     fprintf(f, "    }\n%s", flush);
 }
@@ -1188,7 +1192,13 @@ static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node *
                               const char **fmt, int vpiece, int value, const Pins *pins)
 {
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
-    if (value) { roll_value_loops(f, pc, roots, nr, fm, fmt, pins); return; }
+    if (value) { /* the value function: its own points [st_ma, st_mb) */
+        const char *fms[MAXTAP + 1];
+        for (int r = 0; r < nr; ++r) fms[r] = fm[r];
+        fms[nr - 1] = "st_fl[0] += %s;";
+        roll_value_loops(f, pc, roots, nr, fm, fmt, fms, "st_ma", "st_mb", pins);
+        return;
+    }
     fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
     if (vpiece) roll_vsum_open(f, R);
     else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_ma; i < st_xm; ++i) {\n");
@@ -1200,6 +1210,15 @@ static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node *
                "        const ptrdiff_t i = st_mb - st_vl + st_u;\n");
     pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
     fprintf(f, "    }\n%s    }\n", vpiece ? "    st_vs += (double)st_fs;\n" : "");
+}
+
+/* Whether the row function of LAG adds the reduction's values to lanes its
+ * caller passes (R->vdiag: the newest row's functions, lag 0): the plain
+ * one the values of its points in [st_sa, st_sb) (the caller's own share
+ * of the row), the ENDS one of all its points (perf/NOTES.md section 27) */
+static int roll_counts(const Roll *R, int lag, int value)
+{
+    return R->vdiag && lag == 0 && !value;
 }
 
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
@@ -1223,19 +1242,25 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += i >= st_xm ? st_v : 0; }";
     static const char *lane = "st_fl[st_w] += %s;", *lane_tail = "{ const stn_real st_v = %s; st_fl[st_w] += i >= st_xm ? st_v : 0; }";
+    /* the counted value's statements: masked to [st_sa, st_sb) in the vector
+     * loops (whole vectors, the last one again, point by point), or whole */
+    static const char *cnt[3] = {"{ const stn_real st_v = %s; st_fl[st_w] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }",
+                                 "{ const stn_real st_v = %s; st_fl[st_w] += i >= st_xm && (size_t)(i - st_sa) < st_sn ? st_v : 0; }",
+                                 "{ const stn_real st_v = %s; st_fl[0] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }"};
+    static const char *cnt_end = "st_dl[0] += (double)%s;";
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
-    const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value;
+    const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
-            value ? ", double *stn_restrict st_dl" : "");
+            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
-    const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmt[MAXTAP + 1];
+    const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
     int nr = 0;
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
@@ -1244,11 +1269,12 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
         snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
-        store[nr] = fm[nr] = fmt[nr] = fmb[nr];
+        store[nr] = fm[nr] = fmt[nr] = fms[nr] = fmb[nr];
         if (vsum && k == R->vslot) fm[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
     if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, ++nr;
+    if (counts) roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends) {
         print_roll_pinned_ends(f, R, in, roots, fm, nr);
@@ -1259,10 +1285,18 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fprintf(f, "    }\n    }\n}\n]])\n");
         return;
     }
+    Pins pins;
+    if (counts) { /* the whole range, its values counted in [st_sa, st_sb) */
+        pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
+        fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n"
+                   "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
+        roll_value_loops(f, &pc, roots, nr, fm, fmt, fms, "st_xa", "st_xb", &pins);
+        fprintf(f, "}\n]])\n");
+        return;
+    }
     if (vpiece) fprintf(f, "    const ptrdiff_t st_ma = stenc_imin(st_xa%+ld, st_xb), st_mb = stenc_imax(st_xb%+ld, st_ma);\n",
                         R->maxx, R->minx);
     else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
-    Pins pins;
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
     roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vpiece, value, &pins);
     if (vpiece) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
@@ -1275,15 +1309,18 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     fprintf(f, "}\n]])\n");
 }
 
-/* the call of that function for x in [XA, XB) (ENDS: outside it) */
+/* the call of that function for x in [XA, XB) (ENDS: outside it); CNT: a
+ * counting function's lanes and range (roll_counts), NULL: none counted */
 static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
-                      const char *vr, const char *ind)
+                      const char *vr, const char *cnt, const char *ind)
 {
     const int vsum = roll_sums_value(R, in, lag, value, ends);
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s);\n",
-            ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "", vsum ? vr : "", value ? ", st_dl" : "");
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s", ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "",
+            vsum ? vr : "", value ? ", st_dl" : "");
+    if (roll_counts(R, lag, value)) fprintf(f, ", %s", cnt ? cnt : ends ? "st_dz" : "st_dz, 0, 0");
+    fprintf(f, ");\n");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
@@ -1305,8 +1342,8 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
         fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
         fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq) {\n");
-        roll_call(f, R, in, L, 0, 0, xa, xb, "1", "                    ");
-        roll_call(f, R, in, L, 0, 1, xa, xb, NULL, "                    ");
+        roll_call(f, R, in, L, 0, 0, xa, xb, "1", NULL, "                    ");
+        roll_call(f, R, in, L, 0, 1, xa, xb, NULL, NULL, "                    ");
         fprintf(f, "                }\n");
         /* the newest plane's newest row is computed by the strips below */
         fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
@@ -1327,6 +1364,8 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
     fprintf(a, "        st_rs[0] = st_c + 1;\n");
     if (D == 3) fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
     else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
+    /* R->vdiag: where the rows the chunk does not count add their values */
+    if (R->vdiag) fprintf(a, "        double st_dz[STENC_VLB / sizeof(float)] = {0};\n");
 }
 
 /* the ring's rows per thread (an expression of st_ty in 3D) */
@@ -1520,7 +1559,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
                "            for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n                ", fast ? "{\n            " : "");
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
-    if (in->want_v) {
+    if (in->want_v && !R->vdiag) { /* vdiag: the newest row's ends counted them */
         fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0)\n");
         print_end_value(f, R, in);
     }
@@ -1789,11 +1828,36 @@ static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int
         fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
         print_ring_row(f, R, R->vslot, "j", K);
         fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
-    } else fprintf(f, "%s            }\n", in->want_v && !vg ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    } else fprintf(f, "%s            }\n", in->want_v && !vg && !R->vdiag ? "            stn_vsum(st_ie - st_i0)\n" : "");
+}
+
+/* R->vdiag: row (j, k)'s own values when no interior row before it counted
+ * them as its newest row (print_roll_row: the first interior rows of a
+ * plane and the first interior plane, 1/n of the rows per axis): the
+ * x-interior directly, the ends by the mapped value helper */
+static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
+{
+    static const char *vars[3] = {"(st_xo + i)", "j", "k"};
+    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
+    const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+    Node *root = in->P->rv.f;
+    fprintf(f, "            if (j%+ld < st_ilo1 || k%+ld < st_ilo2) {\n", R->miny, R->minz);
+    fprintf(f, "            for (int st_h = 0; st_h < 2; ++st_h)\n"
+               "            for (ptrdiff_t i = st_h ? stenc_imax(st_ib, st_dlo0) : st_dlo0; i < (st_h ? st_dhi0 : stenc_imin(st_ia, st_dhi0)); ++i)\n"
+               "                st_acc += (double)%s;\n", in->mval);
+    fprintf(f, "            const ptrdiff_t st_xo = st_ia, st_xn = st_ib - st_ia;\n            stn_vsum(st_xn, , [[{\n");
+    pr_c_block(f, &pc, &root, 1, fm, "            ");
+    fprintf(f, "            }]])\n            }\n");
 }
 
 /* the interior row's code: the ring rows it lacks, its strips (the newest
- * row's slots, the gather, the value), the newest row's x ends, the row's ends */
+ * row's slots, the gather, the value), the newest row's x ends, the row's
+ * ends.  R->vdiag: the newest row (j - miny, k - minz) is computed whole
+ * once per interior row, by that row's strips and end call, so those count
+ * its values when it is interior (st_cnt; the rows of the catchup count
+ * nothing): every interior row is counted once, by the interior row whose
+ * newest row it is, or by itself when that row is not interior
+ * (print_roll_own_value) */
 static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 {
     const int D = in->P->s->dims;
@@ -1804,13 +1868,18 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
     print_roll_coefs(f, R, in);
     print_roll_catchup(f, R, in);
+    /* the newest row's values are this row's to count when it is interior */
+    if (R->vdiag) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
     char xa[64], xb[64];
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
-    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", "                ");
+    char cnt[256];
+    snprintf(cnt, sizeof cnt, "st_cnt ? st_dl : st_dz, st_i0 == st_ia ? stenc_imax(st_i0%+ld, st_dlo0) : st_i0, "
+             "st_ie == st_ib ? stenc_imin(st_ie%+ld, st_dhi0) : st_ie", -R->maxx, -R->minx);
+    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", cnt, "                ");
     fprintf(f, "            }\n");
     if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     roll_gather_call(f, in, gv);
@@ -1819,9 +1888,10 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
-    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, "                ");
+    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, "st_cnt ? st_dl : st_dz", "                ");
     fprintf(f, "            }\n");
     print_roll_ends(f, R, in);
+    if (R->vdiag) print_roll_own_value(f, R, in);
     fprintf(f, "        }\n");
 }
 
@@ -1841,7 +1911,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
-    const int gv = vg || R.vslot >= 0 || R.vfrom; /* the gather computes no values: they come from elsewhere */
+    const int gv = vg || R.vslot >= 0 || R.vfrom || R.vdiag; /* the gather computes no values: they come from elsewhere */
     roll_gather_helper(help, &R, in, gv);
     Str a, b, c, rs;
     str_open(&a); str_open(&b); str_open(&c);
@@ -2297,7 +2367,7 @@ static void print_roll_end_point(FILE *f, const void *ctx, int mode, int right, 
             right ? 1 + e : e);
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
-    if (in->want_v && end_has_value(ein, mode, right, e)) print_end_value(f, R, in);
+    if (in->want_v && !R->vdiag && end_has_value(ein, mode, right, e)) print_end_value(f, R, in);
     for (int a = 0; a < in->P->N; ++a) {
         if (!in->P->diff[a]) continue;
         fprintf(f, "                { stn_real st_gv = 0;");
