@@ -280,22 +280,27 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 # pointers from the stack in every vector iteration; in a function of its
 # own it keeps them.  Measured (perf/NOTES.md section 15): Tikhonov-gradient
 # value_grad 3D 0.90-0.93 of the inline time at 512^3; for values alone or
-# gradients alone the call per row costs more than it saves (up to 1.14x)
+# gradients alone the call per row costs more than it saves (up to 1.14x).
+# Where the chunk keeps double lanes (stn_lanes_here) the row adds into
+# them (st_dl, passed): lanes of its own, summed at its end, were a chain of
+# 16 dependent adds a row (section 27: the Tikhonov identity's value_grad
+# 0.78-0.81 of the time at 128^3 without it)
 m4_define([[stn_rowno]], 0)
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, j, k, st_ia, st_ib);
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, j, k, st_ia, st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a row calls:
-# the entry's arguments, the row (j, k) and its interior [st_ia, st_ib);
-# returns the row's sum when ACC = 1.  MODE (may be empty): st_mode's value
+# the entry's arguments, the row (j, k) and its interior [st_ia, st_ib), the
+# chunk's lanes st_dl where it keeps them; returns the row's sum (beyond its
+# lanes) when ACC = 1.  MODE (may be empty): st_mode's value
 m4_define([[stn_rowfn]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t j, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib)
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t j, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
-]])stn_lanes_open([[$1]])stn_interior([[$1]], [[$2]], [[$3]])stn_lanes_close([[$1]])m4_ifelse([[$1]], 1, [[    return st_acc;
+]])stn_interior([[$1]], [[$2]], [[$3]])m4_ifelse([[$1]], 1, [[    return st_acc;
 ]])}
 ]])
 
