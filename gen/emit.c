@@ -1221,6 +1221,21 @@ static int roll_counts(const Roll *R, int lag, int value)
     return R->vdiag && lag == 0 && !value;
 }
 
+/* roll_helper's function head up to its inputs' set-up: the parameters of
+ * its kind (ENDS: the mode and x domain; VSUM: st_vr; VALUE or COUNTS: the
+ * lanes st_dl; COUNTS, not ENDS: the counted range) */
+static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts)
+{
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
+    print_roll_inputs(f, in, IN_PARAMS);
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
+            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "");
+    if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
+    print_roll_input_setup(f, in);
+}
+
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
  * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
  * the ring and, with value, the sum of the reduction's value over the strip's
@@ -1250,14 +1265,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     static const char *cnt_end = "st_dl[0] += (double)%s;";
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
     const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
-    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
-               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
-    print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
-            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
-            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "");
-    if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
-    print_roll_input_setup(f, in);
+    roll_helper_head(f, in, lag, value, ends, vsum, counts);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
     const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
