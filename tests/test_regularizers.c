@@ -437,7 +437,8 @@ static double ref_local(const Reg *r, const Grid *G, int mode, const double *x, 
 /* Grids with more rows than the kernels' 256 row chunks and rows wider than
  * one 256-point strip, so that chunks hold several rows (the gradients'
  * rolling rows of partials are reused from row to row, across planes in 3D)
- * and rows hold several strips: the value against the reference, gradient
+ * and rows hold several strips: the value (of value and of value_grad)
+ * against the reference, gradient
  * components (every row's ends and strip seams, a quarter of the rest)
  * against central differences of the reference, every component in f32
  * against f64. */
@@ -464,6 +465,13 @@ START_TEST(large_grids_gradient)
     CK_OK(call(r, 0, 0, &G, mode, x, m, &v, 0, 0, NULL));
     ck_assert_msg(reldiff(v, want, 1e-300) < 1e-12, "%s %dD %s value on %zux%zux%zu: %.17g vs reference %.17g", r->name, D,
                   mname(mode), G.n[0], G.n[1], G.n[2], v, want);
+    /* value_grad's value: its own sums (the rolling rows count each row's
+     * values where they compute it, strip by strip) */
+    double vg = NAN;
+    dnan(g, G.N);
+    CK_OK(call(r, 0, 2, &G, mode, x, m, &vg, 1, 0, g));
+    ck_assert_msg(reldiff(vg, want, 1e-300) < 1e-12, "%s %dD %s value_grad value on %zux%zux%zu: %.17g vs reference %.17g",
+                  r->name, D, mname(mode), G.n[0], G.n[1], G.n[2], vg, want);
     dnan(g, G.N);
     CK_OK(call(r, 0, 1, &G, mode, x, m, NULL, 1, 0, g));
     double gmax = 0;
