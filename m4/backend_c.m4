@@ -287,22 +287,37 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 # 0.78-0.81 of the time at 128^3 without it)
 m4_define([[stn_rowno]], 0)
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, j, k, st_ia, st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, k, st_ia, st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 
-# stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a row calls:
-# the entry's arguments, the row (j, k) and its interior [st_ia, st_ib), the
-# chunk's lanes st_dl where it keeps them; returns the row's sum (beyond its
-# lanes) when ACC = 1.  MODE (may be empty): st_mode's value
+# stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
+# calls: the entry's arguments, the st_nr rows from (st_j0, k) on and their
+# interior [st_ia, st_ib), the chunk's lanes st_dl where it keeps them;
+# returns the rows' sum (beyond its lanes) when ACC = 1.  MODE (may be
+# empty): st_mode's value
 m4_define([[stn_rowfn]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t j, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
-]])stn_interior([[$1]], [[$2]], [[$3]])m4_ifelse([[$1]], 1, [[    return st_acc;
+]])    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
+    const ptrdiff_t j = st_j0 + st_jr;
+stn_interior([[$1]], [[$2]], [[$3]])    }
+m4_ifelse([[$1]], 1, [[    return st_acc;
 ]])}
 ]])
+
+# stn_row_ends: the x ends of row j of stn_loops (its fast ends block when
+# stn_j_xrow is given, else the loops over the end points)
+m4_define([[stn_row_ends]], [[stn_j_xrow[[]]            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
+        stn_j_ends
+            }
+            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
+        stn_j_ends
+            }
+m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
+]])]])
 
 # stn_loops: the parallel loop over the rows of stn_job (its arguments by
 # name): stn_j_mode non-empty defines st_mode (the boundary mode the
@@ -335,14 +350,14 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
-m4_ifelse(stn_given([[stn_j_roll]]), 0, [[stn_j_xrow[[]]            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
-        stn_j_ends
-            }
-            for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
-        stn_j_ends
-            }
-m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
-]])m4_ifelse(stn_j_dims[[]]stn_j_acc[[]]stn_j_beta, 311, [[stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)]], [[stn_interior(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta)]])]], [[            if (st_ia < st_ib) stn_j_roll
+m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_ifelse(stn_j_dims[[]]stn_j_acc[[]]stn_j_beta, 311, [[m4_dnl
+            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j) : 1;
+            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
+            const ptrdiff_t j = st_j0 + st_jr;
+stn_row_ends[[]]            }
+stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
+            st_r += st_nr - 1, st_jj += st_nr - 1;
+]], [[stn_row_ends[[]]stn_interior(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta)]])]], [[            if (st_ia < st_ib) stn_j_roll
             else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
         stn_j_ends
             }
