@@ -1239,7 +1239,8 @@ static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int 
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
  * newest, for x in [st_xa, st_xb): the slots still read (lag >= lag) into
  * the ring and, with value, the sum of the reduction's value over the strip's
- * own points [st_xa + maxx, st_xb + minx), which it returns.
+ * own points [st_xa + maxx, st_xb + minx), into the lanes st_dl (COUNTS:
+ * roll_counts).
  * Its own small function (C only, not inlined): inside the kernel's big
  * parallel body GCC keeps the row pointers on the stack and reloads them
  * every iteration (perf/NOTES.md section 11).  The ENDS variant computes the
