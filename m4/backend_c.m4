@@ -325,6 +325,9 @@ m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
 # that reach the interior code; both ends of a row run before its interior
 # loop: after it, the right end's scalar code cost the 3D values up to a
 # fifth of their time at 256^3 (perf/NOTES.md section 21);
+# the 3D value_grads that call a row function ([[stn_rowcall]]) take the
+# rest of the tile's plane in the chunk as one run: its rows' x ends, then
+# one call for their interiors (perf/NOTES.md section 27 item 4);
 # stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
 # from its ring), stn_j_ends then runs only rows too short for an interior.  Interior sums:
 # through the strip buffer for values alone; straight into the double
