@@ -1168,7 +1168,8 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
                              const char **fms, const char *lo, const char *hi, const Pins *pins)
 {
     static const char *flush = "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n";
-    fprintf(f, "    const ptrdiff_t st_xm = %s + (%s - %s) / st_vl * st_vl;\n"
+    fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
+               "    const ptrdiff_t st_xm = %s + (%s - %s) / st_vl * st_vl;\n"
                "    stn_real st_fl[STENC_VLB / sizeof(stn_real)] = {0};\n"
                "    for (ptrdiff_t st_b0 = %s; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
                "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
@@ -1187,29 +1188,23 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
 }
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
- * range's last vector's points again; a value sum (VPIECE) counts those once */
+ * range's last vector's points again; a slot's sum (VSUM: roll_sums_value)
+ * counts those once */
 static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
-                              const char **fmt, int vpiece, int value, const Pins *pins)
+                              const char **fmt, int vsum, const Pins *pins)
 {
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
-    if (value) { /* the value function: its own points [st_ma, st_mb) */
-        const char *fms[MAXTAP + 1];
-        for (int r = 0; r < nr; ++r) fms[r] = fm[r];
-        fms[nr - 1] = "st_fl[0] += %s;";
-        roll_value_loops(f, pc, roots, nr, fm, fmt, fms, "st_ma", "st_mb", pins);
-        return;
-    }
     fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
-    if (vpiece) roll_vsum_open(f, R);
+    if (vsum) roll_vsum_open(f, R);
     else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_ma; i < st_xm; ++i) {\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
-    fprintf(f, "    }\n%s", vpiece ? "    st_vs += (double)st_fs;\n    }\n" : "");
-    fprintf(f, "    if (st_xm < st_mb) {\n%s", vpiece ? "    stn_real st_fs = 0;\n    #pragma omp simd reduction(+:st_fs)\n"
+    fprintf(f, "    }\n%s", vsum ? "    st_vs += (double)st_fs;\n    }\n" : "");
+    fprintf(f, "    if (st_xm < st_mb) {\n%s", vsum ? "    stn_real st_fs = 0;\n    #pragma omp simd reduction(+:st_fs)\n"
                                                      : "    #pragma omp simd\n");
     fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
                "        const ptrdiff_t i = st_mb - st_vl + st_u;\n");
     pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
-    fprintf(f, "    }\n%s    }\n", vpiece ? "    st_vs += (double)st_fs;\n" : "");
+    fprintf(f, "    }\n%s    }\n", vsum ? "    st_vs += (double)st_fs;\n" : "");
 }
 
 /* Whether the row function of LAG adds the reduction's values to lanes its
@@ -1282,7 +1277,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         if (vsum && k == R->vslot) fm[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
-    if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, ++nr;
+    if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, fms[nr] = "st_fl[0] += %s;", ++nr;
     if (counts) roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends) {
@@ -1297,8 +1292,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     Pins pins;
     if (counts) { /* the whole range, its values counted in [st_sa, st_sb) */
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
-        fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n"
-                   "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
+        fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
         roll_value_loops(f, &pc, roots, nr, fm, fmt, fms, "st_xa", "st_xb", &pins);
         fprintf(f, "}\n]])\n");
         return;
@@ -1307,7 +1301,8 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
                         R->maxx, R->minx);
     else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
-    roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vpiece, value, &pins);
+    if (value) roll_value_loops(f, &pc, roots, nr, fm, fmt, fms, "st_ma", "st_mb", &pins); /* its own points */
+    else roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins);
     if (vpiece) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
                    "    for (ptrdiff_t i = st_h ? st_mb : st_xa; i < (st_h ? st_xb : st_ma); ++i) {\n");
@@ -1815,7 +1810,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
 
 /* after a strip's gather: the value of row (j, k)'s strip, by how the plan
  * carries it (and the strip loop's end) */
-static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
+static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int gv, const char *K)
 {
     const int vs = R->vslot >= 0, vf = R->vfrom;
     if (vs && roll_sums_value(R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
@@ -1837,7 +1832,7 @@ static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int
         fprintf(f, "            {\n            const stn_real *stn_restrict st_vb = ");
         print_ring_row(f, R, R->vslot, "j", K);
         fprintf(f, ";\n            stn_vsum(st_ie - st_i0, st_i0)\n            }\n            }\n");
-    } else fprintf(f, "%s            }\n", in->want_v && !vg && !R->vdiag ? "            stn_vsum(st_ie - st_i0)\n" : "");
+    } else fprintf(f, "%s            }\n", in->want_v && !gv ? "            stn_vsum(st_ie - st_i0)\n" : "");
 }
 
 /* R->vdiag: row (j, k)'s own values when no interior row before it counted
@@ -1892,7 +1887,7 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     fprintf(f, "            }\n");
     if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     roll_gather_call(f, in, gv);
-    print_roll_strip_value(f, R, in, vg, K);
+    print_roll_strip_value(f, R, in, gv, K);
     /* the newest row's x ends (only its ends gather reads them), then the ends */
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
