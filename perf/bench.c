@@ -198,9 +198,12 @@ static void run_reg(void *p)
 /* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
 #include "hand.h"
 typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; float *t; } Peer;
-enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, NHAND };
-/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient */
-static const int hand_reg[NHAND] = {0, 0, 5, 4, 5};
+enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, NHAND };
+/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian */
+static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8};
+/* whether hand loop w is written for D dimensions (the Hessian's, the last,
+ * for 3D only: the items' order below stays that of w) */
+static int hand_has(int w, int D) { return w != HAND_HESS_GRAD || D == 3; }
 /* a hand loop's entry: 0 value, 1 grad, 2 value_grad */
 static int hand_what(int w) { return w == HAND_TV_VALUE ? 0 : w == HAND_TIKG_VG ? 2 : 1; }
 static const char *const entry_names[3] = {"value", "grad", "value_grad"};
@@ -209,7 +212,8 @@ _Static_assert(2 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MA
 static void run_peer(void *p)
 {
     Peer *c = p;
-    if (c->what == HAND_LAP_GRAD) hand_lap_grad(c->nx, c->ny, c->nz, c->x, 1, c->t, c->g);
+    if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
+    else if (c->what == HAND_LAP_GRAD) hand_lap_grad(c->nx, c->ny, c->nz, c->x, 1, c->t, c->g);
     else if (c->what == HAND_TIKG_VG) c->v = hand_tikg_value_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, c->g);
     else if (c->dims == 2) {
         if (c->what == HAND_TV_VALUE) c->v = hand_tv2_value(c->nx, c->ny, c->x, 1, 1, 1e-3f);
@@ -325,6 +329,7 @@ int main(int argc, char **argv)
             const int hand = !dbl && selected("handc");
             float *scratch = hand ? xmalloc(N * sizeof(float)) : NULL; /* the Laplacian's two passes */
             for (int w = 0; w < NHAND && hand; ++w) {
+                if (!hand_has(w, D)) continue;
                 pes[w] = (Peer){nx, ny, nz, D, x, g, 0, w, scratch};
                 RegCall rc = {nx, ny, nz, D, 0, hand_what(w), STENC_NEUMANN, hand_reg[w], x, m, g, 0};
                 check_peer(&pes[w], &rc, N);
@@ -343,9 +348,10 @@ int main(int argc, char **argv)
                     prec, items[2 + k].t[0], bytes, rc->what == 0 ? "sum" : "copy", rc->what == 0 ? sum_gbs : copy_gbs);
             }
             for (int w = 0; w < NHAND && hand; ++w)
-                row(reg_names[hand_reg[w]], entry_names[hand_what(w)], "handc", D, nx, ny, nz, prec,
-                    items[2 + nrc + w].t[0], (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es), w == HAND_TV_VALUE ? "sum" : "copy",
-                    w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
+                if (hand_has(w, D))
+                    row(reg_names[hand_reg[w]], entry_names[hand_what(w)], "handc", D, nx, ny, nz, prec,
+                        items[2 + nrc + w].t[0], (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es),
+                        w == HAND_TV_VALUE ? "sum" : "copy", w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
             /* the duels: value_grad against grad for every regularizer, stenc
              * against each hand loop */
             for (int k = 0; k < nrc; ++k) {
@@ -357,7 +363,7 @@ int main(int argc, char **argv)
                     }
             }
             for (int w = 0; w < NHAND && hand; ++w)
-                for (int k = 0; k < nrc; ++k)
+                for (int k = 0; k < nrc && hand_has(w, D); ++k)
                     if (rcs[k].reg == hand_reg[w] && rcs[k].what == hand_what(w)) {
                         char pair[48];
                         snprintf(pair, sizeof pair, "stenc/hand %s", entry_names[hand_what(w)]);

@@ -21,6 +21,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ---- TV value, 2D and 3D ---- */
 static double hand_tv2_value(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps)
@@ -290,6 +293,152 @@ static void hand_lap_grad(size_t nx, size_t ny, size_t nz, const float *restrict
 {
     hand_lap_pass(nx, ny, nz, x, w, 1, t);
     hand_lap_pass(nx, ny, nz, t, w, 2, g);
+}
+
+/* ---- the total Hessian's gradient, 3D ----
+ * R = sqrt(eps + sum_t c_t d_t^2) over the six second differences (xx, yy,
+ * zz central; xy, xz, yz forward mixed), c_xx = wx^2, c_xy = 2 wx wy, ...
+ * Each point's factors f_t = c_t d_t / R are computed once; the gradient
+ * g = sum_t D_t^T f_t has 21 terms, regrouped by where they lie so that the
+ * gather reads five numbers a point, not 21:
+ *   g(q) = C(q - ez) + fzz(q + ez) + B(q - ey) + fyy(q + ey) + E(q),
+ *   C = fzz - fxz - fyz + fxz(-ex) + fyz(-ey)   (the plane below's terms)
+ *   B = fyy - fxy - fyz + fxy(-ex)              (the row below's)
+ *   E = a(-ex) + b + fxx(+ex),  a = fxx - fxy - fxz,
+ *   b = fxy + fxz + fyz - 2 (fxx + fyy + fzz).
+ * Neumann taps are clamped; their transposes are these formulas with fxx,
+ * fyy, fzz replicated one point past the edges and the mixed factors 0
+ * there (a mixed difference is 0 on the last row, column, plane), so the
+ * replicated B, fyy, C, fzz past the edges are added into E of the edge
+ * rows and planes.  Tiles of rows in y (one halo row each side) march up
+ * in z; per thread a ring of two planes of E, B, fyy and C for the tile
+ * (C is read two planes later, in place), and the six factors of one row
+ * (L1).  One row (j, k): pass 1 its factors; pass 2 its E, B, C, and the
+ * gather of row (j, k - 1), whose fzz(q + ez) is this row's fzz. */
+typedef struct { float *xx, *yy, *zz, *xy, *xz, *yz, *yzb; } HandHessRow;
+
+/* pass 1: the six factors of row (j, k), padded: fxx replicated at -1 and
+ * nx, fxy and fxz 0 at -1 */
+static inline void hand_hess_factors(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x,
+                                     const float w[3], float eps, const HandHessRow *f)
+{
+    const HandRows R = hand_rows(x, nx, ny, nz, j, k);
+    const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
+    const float *yz = hand_rows(x, nx, ny, nz, j + 1 < ny ? j + 1 : j, k).zp; /* row (j+1, k+1), clamped */
+    const float cxx = w[0] * w[0], cyy = w[1] * w[1], czz = w[2] * w[2];
+    const float cxy = 2 * w[0] * w[1], cxz = 2 * w[0] * w[2], cyz = 2 * w[1] * w[2];
+    float *restrict fxx = f->xx, *restrict fyy = f->yy, *restrict fzz = f->zz;
+    float *restrict fxy = f->xy, *restrict fxz = f->xz, *restrict fyz = f->yz;
+#define HAND_HESS_POINT(i, xm, xp, xpyp, xpzp)                                                                     \
+    do {                                                                                                           \
+        const float c = r[i], dxx = (xp) - 2 * c + (xm), dyy = yp[i] - 2 * c + ym[i], dzz = zp[i] - 2 * c + zm[i]; \
+        const float dxy = (xpyp) - (xp) - yp[i] + c, dxz = (xpzp) - (xp) - zp[i] + c, dyz = yz[i] - yp[i] - zp[i] + c; \
+        const float s = 1.0f / sqrtf(eps + cxx * dxx * dxx + cyy * dyy * dyy + czz * dzz * dzz + cxy * dxy * dxy +    \
+                                     cxz * dxz * dxz + cyz * dyz * dyz);                                            \
+        fxx[i] = cxx * dxx * s; fyy[i] = cyy * dyy * s; fzz[i] = czz * dzz * s;                                     \
+        fxy[i] = cxy * dxy * s; fxz[i] = cxz * dxz * s; fyz[i] = cyz * dyz * s;                                     \
+    } while (0)
+    HAND_HESS_POINT(0, r[0], r[1], yp[1], zp[1]);
+#pragma omp simd
+    for (size_t i = 1; i < nx - 1; ++i) HAND_HESS_POINT(i, r[i - 1], r[i + 1], yp[i + 1], zp[i + 1]);
+    HAND_HESS_POINT(nx - 1, r[nx - 2], r[nx - 1], yp[nx - 1], zp[nx - 1]);
+#undef HAND_HESS_POINT
+    fxx[-1] = fxx[0];
+    fxx[nx] = fxx[nx - 1];
+    fxy[-1] = fxz[-1] = 0;
+}
+
+/* pass 2 over row (j, k): its E, B, fyy (Es, Bs, Ys) and C (Cs, in place:
+ * it held C two planes down), and when g is not NULL the gather of the row
+ * below in z: g = C(k-2) + fzz + B(j-1, k-1) + fyy(j+1, k-1) + E(k-1) */
+static inline void hand_hess_combine(size_t nx, const HandHessRow *f, float sy, float sz, float *restrict Es,
+                                     float *restrict Bs, float *restrict Ys, float *restrict Cs, const float *restrict Eo,
+                                     const float *restrict Bm, const float *restrict Yp, float *restrict g)
+{
+    const float *restrict fxx = f->xx, *restrict fyy = f->yy, *restrict fzz = f->zz;
+    const float *restrict fxy = f->xy, *restrict fxz = f->xz, *restrict fyz = f->yz, *restrict yzb = f->yzb;
+#define HAND_HESS_COMBINE(GATHER)                                                                                   \
+    for (size_t i = 0; i < nx; ++i) {                                                                               \
+        const float a = fxx[i - 1] - fxy[i - 1] - fxz[i - 1];                                                        \
+        const float b = fxy[i] + fxz[i] + fyz[i] - 2 * (fxx[i] + fyy[i] + fzz[i]);                                   \
+        const float c = fzz[i] - fxz[i] - fyz[i] + fxz[i - 1] + yzb[i];                                              \
+        GATHER;                                                                                                     \
+        Cs[i] = c;                                                                                                  \
+        Es[i] = a + b + fxx[i + 1] + sy * fyy[i] + sz * fzz[i];                                                      \
+        Bs[i] = fyy[i] - fxy[i] - fyz[i] + fxy[i - 1];                                                              \
+        Ys[i] = fyy[i];                                                                                             \
+    }
+    if (g) {
+#pragma omp simd
+        HAND_HESS_COMBINE(g[i] = Cs[i] + fzz[i] + Bm[i] + Yp[i] + Eo[i])
+    } else {
+#pragma omp simd
+        HAND_HESS_COMBINE((void)0)
+    }
+#undef HAND_HESS_COMBINE
+}
+
+static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                            float eps, float *restrict g)
+{
+    const size_t P = nx * ny;
+    const float w[3] = {wx, wy, wz};
+    /* tiles: the ring (8 floats a point) about HAND_HESS_RING bytes, their
+     * number a multiple of the threads' */
+    const char *env = getenv("HAND_HESS_RING");
+    const size_t ring = env ? (size_t)atol(env) : (size_t)256 << 10;
+    size_t ty = ring / (8 * sizeof(float) * nx);
+    ty = ty < 6 ? 4 : ty - 2;
+    size_t nthr = 1;
+#ifdef _OPENMP
+    nthr = (size_t)omp_get_max_threads();
+#endif
+    size_t ntile = (ny + ty - 1) / ty;
+    ntile = (ntile + nthr - 1) / nthr * nthr;
+    if (ntile > ny) ntile = ny;
+#pragma omp parallel
+    {
+        const size_t rows = (ny + ntile - 1) / ntile + 2, plane = rows * nx;
+        float *buf = malloc(sizeof(float) * (8 * (nx + 2) + 8 * plane));
+        float *fb = buf, *zero = buf + 7 * (nx + 2), *rg = buf + 8 * (nx + 2);
+        memset(zero, 0, sizeof(float) * nx);
+        HandHessRow f = {fb + 1, fb + (nx + 2) + 1, fb + 2 * (nx + 2) + 1, fb + 3 * (nx + 2) + 1, fb + 4 * (nx + 2) + 1,
+                         NULL, NULL};
+        float *yz[2] = {fb + 5 * (nx + 2) + 1, fb + 6 * (nx + 2) + 1};
+        float *E[2] = {rg, rg + plane}, *B[2] = {rg + 2 * plane, rg + 3 * plane};
+        float *Y[2] = {rg + 4 * plane, rg + 5 * plane}, *C[2] = {rg + 6 * plane, rg + 7 * plane};
+#pragma omp for schedule(static)
+        for (size_t t = 0; t < ntile; ++t) {
+            const size_t j0 = ny * t / ntile, j1 = ny * (t + 1) / ntile;
+            const size_t jl = j0 ? j0 - 1 : 0, jh = j1 < ny ? j1 : ny - 1;
+            memset(C[1], 0, sizeof(float) * plane); /* C of plane -1 */
+            for (size_t k = 0; k < nz; ++k) {
+                const int s = (int)(k & 1), o = 1 - s;
+                const float sz = (float)((k == 0) + (k == nz - 1));
+                for (size_t j = jl; j <= jh; ++j) {
+                    const size_t rr = (j - jl) * nx;
+                    f.yz = yz[(j - jl) & 1]; /* fyz of this row; of the row below (0 below the tile) */
+                    f.yzb = j > jl ? yz[(j - jl + 1) & 1] : zero;
+                    hand_hess_factors(nx, ny, nz, j, k, x, w, eps, &f);
+                    const int gather = k > 0 && j >= j0 && j < j1;
+                    hand_hess_combine(nx, &f, (float)((j == 0) + (j == ny - 1)), sz, E[s] + rr, B[s] + rr, Y[s] + rr,
+                                      C[s] + rr, E[o] + rr, j ? B[o] + rr - nx : zero,
+                                      j + 1 < ny ? Y[o] + rr + nx : zero, gather ? g + nx * j + P * (k - 1) : NULL);
+                }
+            }
+            /* the last plane: its fzz past the edge is in E */
+            const int s = (int)((nz - 1) & 1), o = 1 - s;
+            for (size_t j = j0; j < j1; ++j) {
+                const size_t rr = (j - jl) * nx;
+                const float *Cs = C[o] + rr, *Es = E[s] + rr, *Bm = j ? B[s] + rr - nx : zero;
+                const float *Yp = j + 1 < ny ? Y[s] + rr + nx : zero;
+                float *gr = g + nx * j + P * (nz - 1);
+#pragma omp simd
+                for (size_t i = 0; i < nx; ++i) gr[i] = Cs[i] + Bm[i] + Yp[i] + Es[i];
+            }
+        }
+        free(buf);
+    }
 }
 
 #endif
