@@ -298,27 +298,26 @@ static void hand_lap_grad(size_t nx, size_t ny, size_t nz, const float *restrict
 /* ---- the total Hessian's gradient, 3D ----
  * R = sqrt(eps + sum_t c_t d_t^2) over the six second differences (xx, yy,
  * zz central; xy, xz, yz forward mixed), c_xx = wx^2, c_xy = 2 wx wy, ...
- * Each point's factors f_t = c_t d_t / R are computed once; the gradient
- * g = sum_t D_t^T f_t has 21 terms, regrouped by where they lie so that the
- * gather reads five numbers a point, not 21:
- *   g(q) = C(q - ez) + fzz(q + ez) + B(q - ey) + fyy(q + ey) + E(q),
- *   C = fzz - fxz - fyz + fxz(-ex) + fyz(-ey)   (the plane below's terms)
- *   B = fyy - fxy - fyz + fxy(-ex)              (the row below's)
- *   E = a(-ex) + b + fxx(+ex),  a = fxx - fxy - fxz,
- *   b = fxy + fxz + fyz - 2 (fxx + fyy + fzz).
- * Neumann taps are clamped; their transposes are these formulas with fxx,
- * fyy, fzz replicated one point past the edges and the mixed factors 0
- * there (a mixed difference is 0 on the last row, column, plane), so the
- * replicated B, fyy, C, fzz past the edges are added into E of the edge
- * rows and planes.  Tiles of rows in y (one halo row each side) march up
- * in z; per thread a ring of two planes of E, B, fyy and C for the tile
- * (C is read two planes later, in place), and the six factors of one row
- * (L1).  One row (j, k): pass 1 its factors; pass 2 its E, B, C, and the
- * gather of row (j, k - 1), whose fzz(q + ez) is this row's fzz. */
-typedef struct { float *xx, *yy, *zz, *xy, *xz, *yz, *yzb; } HandHessRow;
+ * Each point's factors f_t = c_t d_t / R are computed once, into a ring of
+ * three planes; the gradient g = sum_t D_t^T f_t gathers 21 terms:
+ *   g(q) = sum_{d = x, y, z} (fdd(q - ed) - 2 fdd(q) + fdd(q + ed))
+ *        + sum_{d < e} (fde(q - ed - ee) - fde(q - ed) - fde(q - ee) + fde(q)).
+ * Neumann taps are clamped; their transposes are these sums with fxx, fyy,
+ * fzz replicated one point past the edges and the mixed factors 0 there (a
+ * mixed difference is 0 on the last row, column and plane): rows padded by
+ * a point in x, row pointers swapped at the y and z edges.  Tiles of rows
+ * in y (a halo row each side: the factors of the rows next to the tile)
+ * march up in z; after the factors of row (j, k), row (j, k - 1) is
+ * gathered.  The ring: six factors, three planes, about 4 MiB a thread
+ * (the tiles' rows then reach the L3; 1-9 MiB measured the same within the
+ * VM's spread at 128^3-512^3, perf/NOTES.md section 28).  A form that
+ * regroups the 21 terms into five reads a point (a pass over each row
+ * summing the factors into plane-below, row-below and own-row terms) ran
+ * 0.98-1.09 of this one's time at 128^3-256^3 and 1.08-1.33 at 512^3. */
+typedef struct { float *xx, *yy, *zz, *xy, *xz, *yz; } HandHessRow;
 
-/* pass 1: the six factors of row (j, k), padded: fxx replicated at -1 and
- * nx, fxy and fxz 0 at -1 */
+/* the six factors of row (j, k), padded: fxx replicated at -1 and nx, fxy
+ * and fxz 0 at -1 */
 static inline void hand_hess_factors(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x,
                                      const float w[3], float eps, const HandHessRow *f)
 {
@@ -348,48 +347,34 @@ static inline void hand_hess_factors(size_t nx, size_t ny, size_t nz, size_t j, 
     fxy[-1] = fxz[-1] = 0;
 }
 
-/* pass 2 over row (j, k): its E, B, fyy (Es, Bs, Ys) and C (Cs, in place:
- * it held C two planes down), and when g is not NULL the gather of the row
- * below in z: g = C(k-2) + fzz + B(j-1, k-1) + fyy(j+1, k-1) + E(k-1) */
-static inline void hand_hess_combine(size_t nx, const HandHessRow *f, float sy, float sz, float *restrict Es,
-                                     float *restrict Bs, float *restrict Ys, float *restrict Cs, const float *restrict Eo,
-                                     const float *restrict Bm, const float *restrict Yp, float *restrict g)
+/* the 21-term gather of one row: f the row's factors; yym, xym, yzm those
+ * of the row below (fyy, fxy, fyz); yyp the row above's fyy; zzm, xzm,
+ * yzzm the plane below's (fzz, fxz, fyz), yzmm its row below's fyz; zzp
+ * the plane above's fzz */
+typedef struct { const float *yym, *xym, *yzm, *yyp, *zzm, *xzm, *yzzm, *yzmm, *zzp; } HandHessNb;
+static inline void hand_hess_gather(size_t nx, const HandHessRow *f, const HandHessNb *n, float *restrict g)
 {
     const float *restrict fxx = f->xx, *restrict fyy = f->yy, *restrict fzz = f->zz;
-    const float *restrict fxy = f->xy, *restrict fxz = f->xz, *restrict fyz = f->yz, *restrict yzb = f->yzb;
-#define HAND_HESS_COMBINE(GATHER)                                                                                   \
-    for (size_t i = 0; i < nx; ++i) {                                                                               \
-        const float a = fxx[i - 1] - fxy[i - 1] - fxz[i - 1];                                                        \
-        const float b = fxy[i] + fxz[i] + fyz[i] - 2 * (fxx[i] + fyy[i] + fzz[i]);                                   \
-        const float c = fzz[i] - fxz[i] - fyz[i] + fxz[i - 1] + yzb[i];                                              \
-        GATHER;                                                                                                     \
-        Cs[i] = c;                                                                                                  \
-        Es[i] = a + b + fxx[i + 1] + sy * fyy[i] + sz * fzz[i];                                                      \
-        Bs[i] = fyy[i] - fxy[i] - fyz[i] + fxy[i - 1];                                                              \
-        Ys[i] = fyy[i];                                                                                             \
-    }
-    if (g) {
+    const float *restrict fxy = f->xy, *restrict fxz = f->xz, *restrict fyz = f->yz;
+    const float *restrict yym = n->yym, *restrict xym = n->xym, *restrict yzm = n->yzm, *restrict yyp = n->yyp;
+    const float *restrict zzm = n->zzm, *restrict xzm = n->xzm, *restrict yzzm = n->yzzm, *restrict yzmm = n->yzmm;
+    const float *restrict zzp = n->zzp;
 #pragma omp simd
-        HAND_HESS_COMBINE(g[i] = Cs[i] + fzz[i] + Bm[i] + Yp[i] + Eo[i])
-    } else {
-#pragma omp simd
-        HAND_HESS_COMBINE((void)0)
-    }
-#undef HAND_HESS_COMBINE
+    for (size_t i = 0; i < nx; ++i)
+        g[i] = (fxx[i - 1] - 2 * fxx[i] + fxx[i + 1]) + (yym[i] - 2 * fyy[i] + yyp[i]) + (zzm[i] - 2 * fzz[i] + zzp[i]) +
+               (xym[i - 1] - fxy[i - 1] - xym[i] + fxy[i]) + (xzm[i - 1] - fxz[i - 1] - xzm[i] + fxz[i]) +
+               (yzmm[i] - yzm[i] - yzzm[i] + fyz[i]);
 }
 
 static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
                             float eps, float *restrict g)
 {
-    const size_t P = nx * ny;
+    const size_t P = nx * ny, rs = nx + 2; /* a ring row: nx points and a pad each side */
     const float w[3] = {wx, wy, wz};
-    /* tiles: the ring (8 floats a point) about HAND_HESS_RING bytes, their
-     * number a multiple of the threads' */
-    const char *env = getenv("HAND_HESS_RING");
-    const size_t ring = env ? (size_t)atol(env) : (size_t)256 << 10;
-    size_t ty = ring / (8 * sizeof(float) * nx);
+    /* rows a tile: a ring of about 4 MiB (18 rows a tile row), less the
+     * halo rows; the tiles' number a multiple of the threads' */
+    size_t ty = ((size_t)4 << 20) / (18 * sizeof(float) * rs), nthr = 1;
     ty = ty < 6 ? 4 : ty - 2;
-    size_t nthr = 1;
 #ifdef _OPENMP
     nthr = (size_t)omp_get_max_threads();
 #endif
@@ -398,46 +383,42 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
     if (ntile > ny) ntile = ny;
 #pragma omp parallel
     {
-        const size_t rows = (ny + ntile - 1) / ntile + 2, plane = rows * nx;
-        float *buf = malloc(sizeof(float) * (8 * (nx + 2) + 8 * plane));
-        float *fb = buf, *zero = buf + 7 * (nx + 2), *rg = buf + 8 * (nx + 2);
-        memset(zero, 0, sizeof(float) * nx);
-        HandHessRow f = {fb + 1, fb + (nx + 2) + 1, fb + 2 * (nx + 2) + 1, fb + 3 * (nx + 2) + 1, fb + 4 * (nx + 2) + 1,
-                         NULL, NULL};
-        float *yz[2] = {fb + 5 * (nx + 2) + 1, fb + 6 * (nx + 2) + 1};
-        float *E[2] = {rg, rg + plane}, *B[2] = {rg + 2 * plane, rg + 3 * plane};
-        float *Y[2] = {rg + 4 * plane, rg + 5 * plane}, *C[2] = {rg + 6 * plane, rg + 7 * plane};
+        const size_t rows = (ny + ntile - 1) / ntile + 2;
+        float *rg = malloc(sizeof(float) * (18 * rows + 1) * rs), *zero = rg + 18 * rows * rs + 1;
+        memset(zero - 1, 0, sizeof(float) * rs);
 #pragma omp for schedule(static)
         for (size_t t = 0; t < ntile; ++t) {
             const size_t j0 = ny * t / ntile, j1 = ny * (t + 1) / ntile;
             const size_t jl = j0 ? j0 - 1 : 0, jh = j1 < ny ? j1 : ny - 1;
-            memset(C[1], 0, sizeof(float) * plane); /* C of plane -1 */
-            for (size_t k = 0; k < nz; ++k) {
-                const int s = (int)(k & 1), o = 1 - s;
-                const float sz = (float)((k == 0) + (k == nz - 1));
+            /* factor m (0-5: xx yy zz xy xz yz) of row j, plane kk */
+#define HAND_HESS_RP(kk, m, j) (rg + (((kk) % 3 * 6 + (m)) * rows + ((j) - jl)) * rs + 1)
+#define HAND_HESS_ROW(kk, j)                                                                                      \
+    {HAND_HESS_RP(kk, 0, j), HAND_HESS_RP(kk, 1, j), HAND_HESS_RP(kk, 2, j),                                      \
+     HAND_HESS_RP(kk, 3, j), HAND_HESS_RP(kk, 4, j), HAND_HESS_RP(kk, 5, j)}
+            for (size_t k = 0; k <= nz; ++k)
                 for (size_t j = jl; j <= jh; ++j) {
-                    const size_t rr = (j - jl) * nx;
-                    f.yz = yz[(j - jl) & 1]; /* fyz of this row; of the row below (0 below the tile) */
-                    f.yzb = j > jl ? yz[(j - jl + 1) & 1] : zero;
-                    hand_hess_factors(nx, ny, nz, j, k, x, w, eps, &f);
-                    const int gather = k > 0 && j >= j0 && j < j1;
-                    hand_hess_combine(nx, &f, (float)((j == 0) + (j == ny - 1)), sz, E[s] + rr, B[s] + rr, Y[s] + rr,
-                                      C[s] + rr, E[o] + rr, j ? B[o] + rr - nx : zero,
-                                      j + 1 < ny ? Y[o] + rr + nx : zero, gather ? g + nx * j + P * (k - 1) : NULL);
+                    if (k < nz) {
+                        const HandHessRow f = HAND_HESS_ROW(k, j);
+                        hand_hess_factors(nx, ny, nz, j, k, x, w, eps, &f);
+                    }
+                    if (k == 0 || j < j0 || j >= j1) continue;
+                    const size_t q = k - 1; /* gather row (j, q) */
+                    const HandHessRow f = HAND_HESS_ROW(q, j);
+                    const HandHessNb n = {j ? HAND_HESS_RP(q, 1, j - 1) : f.yy,
+                                          j ? HAND_HESS_RP(q, 3, j - 1) : zero,
+                                          j ? HAND_HESS_RP(q, 5, j - 1) : zero,
+                                          j + 1 < ny ? HAND_HESS_RP(q, 1, j + 1) : f.yy,
+                                          q ? HAND_HESS_RP(q - 1, 2, j) : f.zz,
+                                          q ? HAND_HESS_RP(q - 1, 4, j) : zero,
+                                          q ? HAND_HESS_RP(q - 1, 5, j) : zero,
+                                          q && j ? HAND_HESS_RP(q - 1, 5, j - 1) : zero,
+                                          k < nz ? HAND_HESS_RP(k, 2, j) : f.zz};
+                    hand_hess_gather(nx, &f, &n, g + nx * j + P * q);
                 }
-            }
-            /* the last plane: its fzz past the edge is in E */
-            const int s = (int)((nz - 1) & 1), o = 1 - s;
-            for (size_t j = j0; j < j1; ++j) {
-                const size_t rr = (j - jl) * nx;
-                const float *Cs = C[o] + rr, *Es = E[s] + rr, *Bm = j ? B[s] + rr - nx : zero;
-                const float *Yp = j + 1 < ny ? Y[s] + rr + nx : zero;
-                float *gr = g + nx * j + P * (nz - 1);
-#pragma omp simd
-                for (size_t i = 0; i < nx; ++i) gr[i] = Cs[i] + Bm[i] + Yp[i] + Es[i];
-            }
+#undef HAND_HESS_ROW
+#undef HAND_HESS_RP
         }
-        free(buf);
+        free(rg);
     }
 }
 
