@@ -1251,12 +1251,12 @@ static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int 
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += i >= st_xm ? st_v : 0; }";
-    static const char *lane = "st_fl[st_w] += %s;", *lane_tail = "{ const stn_real st_v = %s; st_fl[st_w] += i >= st_xm ? st_v : 0; }";
+    static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm); }";
+    static const char *lane = "st_fl[st_w] += %s;", *lane_tail = "{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm); }";
     /* the counted value's statements: masked to [st_sa, st_sb) in the vector
      * loops (whole vectors, the last one again, point by point), or whole */
-    static const char *cnt[3] = {"{ const stn_real st_v = %s; st_fl[st_w] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }",
-                                 "{ const stn_real st_v = %s; st_fl[st_w] += i >= st_xm && (size_t)(i - st_sa) < st_sn ? st_v : 0; }",
+    static const char *cnt[3] = {"{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, (size_t)(i - st_sa) < st_sn); }",
+                                 "{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm && (size_t)(i - st_sa) < st_sn); }",
                                  "{ const stn_real st_v = %s; st_fl[0] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }"};
     static const char *cnt_end = "st_dl[0] += (double)%s;";
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};

@@ -232,7 +232,7 @@ m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i
 m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes)
             #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_b + st_w; $1 }
-m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += i >= st_xm ? st_v : 0;]])            if (st_xm < st_ie && st_ie - st_ia >= stn_vlanes) {
+m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm);]])            if (st_xm < st_ie && st_ie - st_ia >= stn_vlanes) {
             #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_ie - stn_vlanes + st_w; $1 }
             }

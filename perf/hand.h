@@ -14,6 +14,9 @@
  *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop; fused
  *     with its value (value_grad), the same loop with the value's forward
  *     differences shared with the gradient, summed like the values.
+ *   - the total Hessian's gradient, 3D: each point's six factors computed
+ *     once into a ring of three planes per tile of rows, then the 21-term
+ *     gather, row by row as the tile marches up in z.
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
@@ -313,7 +316,7 @@ static void hand_lap_grad(size_t nx, size_t ny, size_t nz, const float *restrict
  * VM's spread at 128^3-512^3, perf/NOTES.md section 28).  A form that
  * regroups the 21 terms into five reads a point (a pass over each row
  * summing the factors into plane-below, row-below and own-row terms) ran
- * 0.98-1.09 of this one's time at 128^3-256^3 and 1.08-1.33 at 512^3. */
+ * 0.92-1.00 of this one's time at 128^3-256^3 and 1.09-1.33 at 512^3. */
 typedef struct { float *xx, *yy, *zz, *xy, *xz, *yz; } HandHessRow;
 
 /* the six factors of row (j, k), padded: fxx replicated at -1 and nx, fxy

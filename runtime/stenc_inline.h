@@ -40,6 +40,29 @@ static inline double stenc_vrow_get(const void *p)
     return v;
 }
 static inline void stenc_vrow_set(void *p, double v) { memcpy(p, &v, sizeof v); }
+/* v where keep is nonzero, +0 where it is 0: the lanes a vector loop's
+ * value sum leaves out (a range's last vector again, a counted range).  A
+ * bit mask, not `keep ? v : 0`: under GCC's default -ftrapping-math a
+ * select lets the compiler compute v (a square root, a division) only for
+ * the lanes it keeps, which needs masked vector operations; without them
+ * (AVX2) the whole loop ran scalar (perf/NOTES.md section 28). */
+#include <stdint.h>
+static inline float stenc_keep_f32(float v, int keep)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    b &= (uint32_t)0 - (uint32_t)(keep != 0);
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+static inline double stenc_keep_f64(double v, int keep)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    b &= (uint64_t)0 - (uint64_t)(keep != 0);
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
 #endif
 
 /* v mod m in [0, m) for any sign of v (m > 0) */
