@@ -201,12 +201,12 @@ static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n)
         }
         fprintf(f, ")");
         return;
-    case E_SELECT:
-        fprintf(f, "(");
+    case E_SELECT: /* both branches evaluated: runtime/stenc_inline.h */
+        fprintf(f, "stenc_select(");
         pr_operand(f, pc, n->a[0]);
-        fprintf(f, " ? ");
+        fprintf(f, ", ");
         pr_operand(f, pc, n->a[1]);
-        fprintf(f, " : ");
+        fprintf(f, ", ");
         pr_operand(f, pc, n->a[2]);
         fprintf(f, ")");
         return;

@@ -63,6 +63,36 @@ static inline double stenc_keep_f64(double v, int keep)
     memcpy(&v, &b, sizeof v);
     return v;
 }
+/* The stencil language's select(c, a, b): a where c holds, else b, with
+ * both evaluated (as arguments) and picked by a bit mask.  Printed as
+ * `c ? a : b`, GCC computed b only where c fails, and where b holds a square
+ * root or a division (Huber's) it could then vectorise the loop only with
+ * AVX-512 masks: with AVX2 the loop ran scalar (perf/NOTES.md section 28).
+ * A branch not taken may produce inf or NaN; its bits are dropped. */
+static inline float stenc_select_f32(int c, float a, float b)
+{
+    uint32_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    const uint32_t m = (uint32_t)0 - (uint32_t)(c != 0);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+static inline double stenc_select_f64(int c, double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    const uint64_t m = (uint64_t)0 - (uint64_t)(c != 0);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+/* the type of c ? a : b (generated operands are float or double) */
+#define stenc_select(c, a, b) _Generic((a) + (b), float: stenc_select_f32, default: stenc_select_f64)(c, a, b)
+#else
+#define stenc_select(c, a, b) ((c) ? (a) : (b))
 #endif
 
 /* v mod m in [0, m) for any sign of v (m > 0) */
