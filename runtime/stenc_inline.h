@@ -89,9 +89,13 @@ static inline double stenc_select_f64(int c, double a, double b)
     memcpy(&a, &x, sizeof a);
     return a;
 }
+#ifndef __cplusplus
 /* the type of c ? a : b (generated operands are float or double) */
 #define stenc_select(c, a, b) _Generic((a) + (b), float: stenc_select_f32, default: stenc_select_f64)(c, a, b)
-#else
+#endif
+#endif
+#if defined(__CUDACC__) || defined(__cplusplus)
+/* CUDA (the GPU predicates it) and the CUDA code's host emulation (C++) */
 #define stenc_select(c, a, b) ((c) ? (a) : (b))
 #endif
 
