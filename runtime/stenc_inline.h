@@ -40,29 +40,7 @@ static inline double stenc_vrow_get(const void *p)
     return v;
 }
 static inline void stenc_vrow_set(void *p, double v) { memcpy(p, &v, sizeof v); }
-/* v where keep is nonzero, +0 where it is 0: the lanes a vector loop's
- * value sum leaves out (a range's last vector again, a counted range).  A
- * bit mask, not `keep ? v : 0`: under GCC's default -ftrapping-math a
- * select lets the compiler compute v (a square root, a division) only for
- * the lanes it keeps, which needs masked vector operations; without them
- * (AVX2) the whole loop ran scalar (perf/NOTES.md section 28). */
 #include <stdint.h>
-static inline float stenc_keep_f32(float v, int keep)
-{
-    uint32_t b;
-    memcpy(&b, &v, sizeof b);
-    b &= (uint32_t)0 - (uint32_t)(keep != 0);
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-static inline double stenc_keep_f64(double v, int keep)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    b &= (uint64_t)0 - (uint64_t)(keep != 0);
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
 /* The stencil language's select(c, a, b): a where c holds, else b, with
  * both evaluated (as arguments) and picked by a bit mask.  Printed as
  * `c ? a : b`, GCC computed b only where c fails, and where b holds a square
@@ -89,6 +67,14 @@ static inline double stenc_select_f64(int c, double a, double b)
     memcpy(&a, &x, sizeof a);
     return a;
 }
+/* v where keep is nonzero, +0 where it is 0: the lanes a vector loop's
+ * value sum leaves out (a range's last vector again, a counted range).  A
+ * bit mask, not `keep ? v : 0`: under GCC's default -ftrapping-math a
+ * select lets the compiler compute v (a square root, a division) only for
+ * the lanes it keeps, which needs masked vector operations; without them
+ * (AVX2) the whole loop ran scalar (perf/NOTES.md section 28). */
+static inline float stenc_keep_f32(float v, int keep) { return stenc_select_f32(keep, v, 0.0f); }
+static inline double stenc_keep_f64(double v, int keep) { return stenc_select_f64(keep, v, 0.0); }
 #ifndef __cplusplus
 /* the type of c ? a : b (generated operands are float or double) */
 #define stenc_select(c, a, b) _Generic((a) + (b), float: stenc_select_f32, default: stenc_select_f64)(c, a, b)
