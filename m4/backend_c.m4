@@ -274,14 +274,15 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 
 # stn_rowcall(ACC, INTERIOR, BETA, MODE): a row's interior as a call of a
 # row function (the row function macro's text, written to diversion 1, which
-# the entry macro prints ahead of the entry point).  Used for the 3D loops
-# that store a gradient (grad and value_grad): inline in the OpenMP
-# function, such a loop runs out of registers and reloads row pointers from
-# the stack in every vector iteration; in a function of its own it keeps
-# them.  Measured: Tikhonov-gradient value_grad 3D 0.90-0.93 of the inline
-# time at 512^3 (perf/NOTES.md section 15), its grad 0.88-0.89 at 256^3 and
-# 512^3 once a call takes a run of rows (section 29); for values alone a
-# call per row cost more than it saved (up to 1.14x, section 15).
+# the entry macro prints ahead of the entry point).  Used for every 3D
+# interior that does not roll (values, gradients, value_grads, updates):
+# inline in the OpenMP function, such a loop runs out of registers and
+# reloads row pointers from the stack in every vector iteration; in a
+# function of its own it keeps them.  One call takes a run of rows (see
+# [[stn_loops]]), so the call's cost is paid once a plane, not once a row
+# (a call per row cost values up to 1.14x: perf/NOTES.md section 15).
+# Measured with runs (section 29): Tikhonov-gradient grad 0.88-0.89 of the
+# inline time at 256^3-512^3, the 3D values 0.85-0.90 at 512^3.
 # Where the chunk keeps double lanes (stn_lanes_here) the row adds into
 # them (st_dl, passed): lanes of its own, summed at its end, were a chain of
 # 16 dependent adds a row (section 27: the Tikhonov identity's value_grad
@@ -326,7 +327,7 @@ m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
 # that reach the interior code; both ends of a row run before its interior
 # loop: after it, the right end's scalar code cost the 3D values up to a
 # fifth of their time at 256^3 (perf/NOTES.md section 21);
-# the 3D grads and value_grads that call a row function ([[stn_rowcall]]) take the
+# the 3D interiors that call a row function ([[stn_rowcall]]) take the
 # rest of the tile's plane in the chunk as one run: its rows' x ends, then
 # one call for their interiors (perf/NOTES.md section 27 item 4);
 # stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
@@ -354,10 +355,10 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
-m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_ifelse(stn_j_dims[[]]stn_j_beta, 31, [[m4_dnl
+m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_ifelse(stn_j_dims, 3, [[m4_dnl
             const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j) : 1;
             for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
-            const ptrdiff_t j = st_j0 + st_jr;
+            const ptrdiff_t j = st_j0 + st_jr; (void)j;
 stn_row_ends[[]]            }
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
             st_r += st_nr - 1, st_jj += st_nr - 1;
