@@ -289,23 +289,29 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 # 0.78-0.81 of the time at 128^3 without it)
 m4_define([[stn_rowno]], 0)
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, k, st_ia, st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, k, st_ia, st_ib, st_lo0, st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, st_dlo0, st_dhi0]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
 # calls: the entry's arguments, the st_nr rows from (st_j0, k) on and their
-# interior [st_ia, st_ib), the chunk's lanes st_dl where it keeps them;
-# returns the rows' sum (beyond its lanes) when ACC = 1.  MODE (may be
-# empty): st_mode's value
+# interior [st_ia, st_ib), the job's x range [st_lo0, st_hi0) and, where
+# the job has a mode, its x domain [st_dlo0, st_dhi0), the chunk's lanes
+# st_dl where it keeps them; returns the rows' sum (beyond its lanes) when
+# ACC = 1.  MODE (may be empty): st_mode's value.  Each row's x ends
+# ([[stn_row_ends]]) run after its interior, their lines then in cache
+# (perf/NOTES.md section 29 item 4: the 3D values 0.82-0.97 of the time
+# with a pass over the run's ends ahead of the call; ends before each
+# row's interior were slower than either)
 m4_define([[stn_rowfn]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib, const ptrdiff_t st_lo0, const ptrdiff_t st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, const ptrdiff_t st_dlo0, const ptrdiff_t st_dhi0]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
+    (void)st_lo0; (void)st_hi0;m4_ifelse(stn_j_mode, [[]], [[]], [[ (void)st_dlo0; (void)st_dhi0;]])
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
 ]])    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
     const ptrdiff_t j = st_j0 + st_jr;
-stn_interior([[$1]], [[$2]], [[$3]])    }
+stn_interior([[$1]], [[$2]], [[$3]])stn_row_ends[[]]    }
 m4_ifelse([[$1]], 1, [[    return st_acc;
 ]])}
 ]])
@@ -324,12 +330,14 @@ m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
 # stn_loops: the parallel loop over the rows of stn_job (its arguments by
 # name): stn_j_mode non-empty defines st_mode (the boundary mode the
 # reduction bodies use); stn_j_ends is the body of the x ends of the rows
-# that reach the interior code; both ends of a row run before its interior
-# loop: after it, the right end's scalar code cost the 3D values up to a
-# fifth of their time at 256^3 (perf/NOTES.md section 21);
+# that reach the interior code; in the loops inline here (2D) both ends of
+# a row run before its interior loop: after it, the right end's scalar code
+# cost the 3D values up to a fifth of their time at 256^3 when they were
+# inline too (perf/NOTES.md section 21);
 # the 3D interiors that call a row function ([[stn_rowcall]]) take the
-# rest of the tile's plane in the chunk as one run: its rows' x ends, then
-# one call for their interiors (perf/NOTES.md section 27 item 4);
+# rest of the tile's plane in the chunk as one run, one call for their
+# interiors and, after each, its x ends (perf/NOTES.md section 27 item 4,
+# section 29 item 4);
 # stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
 # from its ring), stn_j_ends then runs only rows too short for an interior.  Interior sums:
 # through the strip buffer for values alone; straight into the double
@@ -357,9 +365,6 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
 m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_ifelse(stn_j_dims, 3, [[m4_dnl
             const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j) : 1;
-            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
-            const ptrdiff_t j = st_j0 + st_jr; (void)j;
-stn_row_ends[[]]            }
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
             st_r += st_nr - 1, st_jj += st_nr - 1;
 ]], [[stn_row_ends[[]]stn_interior(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta)]])]], [[            if (st_ia < st_ib) stn_j_roll
