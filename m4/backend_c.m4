@@ -288,8 +288,12 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 # 16 dependent adds a row (section 27: the Tikhonov identity's value_grad
 # 0.78-0.81 of the time at 128^3 without it)
 m4_define([[stn_rowno]], 0)
+# stn_row_xr(PREFIX): the job's x range and, where the job has a mode, its x
+# domain, each name after PREFIX (the row function's parameters with
+# PREFIX `const ptrdiff_t `, the call's arguments with PREFIX empty)
+m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, k, st_ia, st_ib, st_lo0, st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, st_dlo0, st_dhi0]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, k, st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
@@ -303,10 +307,10 @@ m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_dive
 # with a pass over the run's ends ahead of the call; ends before each
 # row's interior were slower than either)
 m4_define([[stn_rowfn]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib, const ptrdiff_t st_lo0, const ptrdiff_t st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, const ptrdiff_t st_dlo0, const ptrdiff_t st_dhi0]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
-    (void)st_lo0; (void)st_hi0;m4_ifelse(stn_j_mode, [[]], [[]], [[ (void)st_dlo0; (void)st_dhi0;]])
+   stn_voids(stn_row_xr())
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
 ]])    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
