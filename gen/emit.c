@@ -1155,6 +1155,22 @@ static void roll_vsum_open(FILE *f, const Roll *R)
                "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
 }
 
+/* the whole vectors from LO to HI (vector starts; a multiple of st_vl
+ * apart), in pieces of STENC_VSTRIP points, each piece's float lanes st_fl
+ * added into the double lanes st_dl; FM: the roots' statements */
+static void roll_value_strips(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char *lo,
+                              const char *hi, const Pins *pins)
+{
+    fprintf(f, "    for (ptrdiff_t st_b0 = %s; st_b0 < %s; st_b0 += STENC_VSTRIP) {\n"
+               "    const ptrdiff_t st_b1 = %s - st_b0 < STENC_VSTRIP ? %s : st_b0 + STENC_VSTRIP;\n"
+               "    for (ptrdiff_t st_b = st_b0; st_b < st_b1; st_b += st_vl)\n"
+               "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
+               "        const ptrdiff_t i = st_b + st_w;\n", lo, hi, hi, hi);
+    pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
+    fprintf(f, "    }\n    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n"
+               "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_fl[st_w] = 0;\n    }\n");
+}
+
 /* The loops of a row function that sums values over [LO, HI): whole vectors
  * up to st_xm, then the range's last vector again, or point by point when
  * the range is shorter than a vector.  The value (the last root; FM, FMT,
@@ -1163,28 +1179,32 @@ static void roll_vsum_open(FILE *f, const Roll *R)
  * adds once a chunk.  A reduction per call ended in a horizontal sum of the
  * lanes (a chain of 16 dependent adds with AVX-512 f32), twice a row: the
  * 3D value_grads of the forward stencils spent 5-8% of their time there
- * (perf/NOTES.md section 26). */
-static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmt,
-                             const char **fms, const char *lo, const char *hi, const Pins *pins)
+ * (perf/NOTES.md section 26).  With FMU (a counted range: FM masks each
+ * lane to [st_sa, st_sb)), the whole vectors inside [st_sa, st_sb),
+ * [st_ua, st_ue), run FMU's statements, without the mask: a lane test in
+ * 64-bit indices took central TV's 3D value_grad to 1.2x its gradient
+ * (perf/NOTES.md section 30). */
+static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmu,
+                             const char **fmt, const char **fms, const char *lo, const char *hi, const Pins *pins)
 {
-    static const char *flush = "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n";
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "    const ptrdiff_t st_xm = %s + (%s - %s) / st_vl * st_vl;\n"
-               "    stn_real st_fl[STENC_VLB / sizeof(stn_real)] = {0};\n"
-               "    for (ptrdiff_t st_b0 = %s; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
-               "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
-               "    for (ptrdiff_t st_b = st_b0; st_b < st_b1; st_b += st_vl)\n"
-               "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
-               "        const ptrdiff_t i = st_b + st_w;\n", lo, hi, lo, lo);
-    pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
-    fprintf(f, "    }\n%s    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_fl[st_w] = 0;\n    }\n", flush);
+               "    stn_real st_fl[STENC_VLB / sizeof(stn_real)] = {0};\n", lo, hi, lo);
+    if (fmu) {
+        fprintf(f, "    const ptrdiff_t st_ua = stenc_imin(st_sa > %s ? %s + (st_sa - %s + st_vl - 1) / st_vl * st_vl : %s, st_xm);\n"
+                   "    const ptrdiff_t st_ue = stenc_imax(st_sb > %s ? stenc_imin(%s + (st_sb - %s) / st_vl * st_vl, st_xm) : %s, st_ua);\n",
+                lo, lo, lo, lo, lo, lo, lo, lo);
+        roll_value_strips(f, pc, roots, nr, fm, lo, "st_ua", pins);
+        roll_value_strips(f, pc, roots, nr, fmu, "st_ua", "st_ue", pins);
+        roll_value_strips(f, pc, roots, nr, fm, "st_ue", "st_xm", pins);
+    } else roll_value_strips(f, pc, roots, nr, fm, lo, "st_xm", pins);
     fprintf(f, "    if (st_xm < %s && %s - %s >= st_vl) {\n    #pragma omp simd\n"
                "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
                "        const ptrdiff_t i = %s - st_vl + st_w;\n", hi, hi, lo, hi);
     pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
     fprintf(f, "    }\n    }\n    else for (ptrdiff_t i = st_xm; i < %s; ++i) {\n", hi);
     pr_c_block_pinned(f, pc, roots, nr, fms, "        ", pins);
-    fprintf(f, "    }\n%s", flush);
+    fprintf(f, "    }\n    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n");
 }
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
@@ -1264,7 +1284,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     roll_helper_head(f, in, lag, value, ends, vsum, counts);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
-    const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
+    const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmu[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
     int nr = 0;
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
@@ -1273,12 +1293,12 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
         snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
-        store[nr] = fm[nr] = fmt[nr] = fms[nr] = fmb[nr];
-        if (vsum && k == R->vslot) fm[nr] = sum, fmt[nr] = sum_tail;
+        store[nr] = fm[nr] = fmu[nr] = fmt[nr] = fms[nr] = fmb[nr];
+        if (vsum && k == R->vslot) fm[nr] = fmu[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
     if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, fms[nr] = "st_fl[0] += %s;", ++nr;
-    if (counts) roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
+    if (counts) roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends) {
         print_roll_pinned_ends(f, R, in, roots, fm, nr);
@@ -1293,7 +1313,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     if (counts) { /* the whole range, its values counted in [st_sa, st_sb) */
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
         fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
-        roll_value_loops(f, &pc, roots, nr, fm, fmt, fms, "st_xa", "st_xb", &pins);
+        roll_value_loops(f, &pc, roots, nr, fm, fmu, fmt, fms, "st_xa", "st_xb", &pins);
         fprintf(f, "}\n]])\n");
         return;
     }
@@ -1301,7 +1321,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
                         R->maxx, R->minx);
     else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
-    if (value) roll_value_loops(f, &pc, roots, nr, fm, fmt, fms, "st_ma", "st_mb", &pins); /* its own points */
+    if (value) roll_value_loops(f, &pc, roots, nr, fm, NULL, fmt, fms, "st_ma", "st_mb", &pins); /* its own points */
     else roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins);
     if (vpiece) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
