@@ -274,15 +274,17 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 
 # stn_rowcall(ACC, INTERIOR, BETA, MODE): a row's interior as a call of a
 # row function (the row function macro's text, written to diversion 1, which
-# the entry macro prints ahead of the entry point).  Used for every 3D
-# interior that does not roll (values, gradients, value_grads, updates):
+# the entry macro prints ahead of the entry point).  Used for every
+# interior that does not roll, 2D and 3D (values, gradients, value_grads,
+# updates; k is 0 in 2D):
 # inline in the OpenMP function, such a loop runs out of registers and
 # reloads row pointers from the stack in every vector iteration; in a
 # function of its own it keeps them.  One call takes a run of rows (see
 # [[stn_loops]]), so the call's cost is paid once a plane, not once a row
 # (a call per row cost values up to 1.14x: perf/NOTES.md section 15).
 # Measured with runs (section 29): Tikhonov-gradient grad 0.88-0.89 of the
-# inline time at 256^3-512^3, the 3D values 0.85-0.90 at 512^3.
+# inline time at 256^3-512^3, the 3D values 0.85-0.90 at 512^3; in 2D
+# (section 30 item 2) the values 0.91-0.98 at 4096^2.
 # Where the chunk keeps double lanes (stn_lanes_here) the row adds into
 # them (st_dl, passed): lanes of its own, summed at its end, were a chain of
 # 16 dependent adds a row (section 27: the Tikhonov identity's value_grad
@@ -293,7 +295,7 @@ m4_define([[stn_rowno]], 0)
 # PREFIX `const ptrdiff_t `, the call's arguments with PREFIX empty)
 m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, k, st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, k, 0), st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
@@ -310,11 +312,11 @@ m4_define([[stn_rowfn]], [[
 static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
-   stn_voids(stn_row_xr())
+   stn_voids(stn_row_xr()) (void)k;
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
 ]])    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
-    const ptrdiff_t j = st_j0 + st_jr;
+    const ptrdiff_t j = st_j0 + st_jr; (void)j;
 stn_interior([[$1]], [[$2]], [[$3]])stn_row_ends[[]]    }
 m4_ifelse([[$1]], 1, [[    return st_acc;
 ]])}
@@ -334,14 +336,11 @@ m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
 # stn_loops: the parallel loop over the rows of stn_job (its arguments by
 # name): stn_j_mode non-empty defines st_mode (the boundary mode the
 # reduction bodies use); stn_j_ends is the body of the x ends of the rows
-# that reach the interior code; in the loops inline here (2D) both ends of
-# a row run before its interior loop: after it, the right end's scalar code
-# cost the 3D values up to a fifth of their time at 256^3 when they were
-# inline too (perf/NOTES.md section 21);
-# the 3D interiors that call a row function ([[stn_rowcall]]) take the
-# rest of the tile's plane in the chunk as one run, one call for their
-# interiors and, after each, its x ends (perf/NOTES.md section 27 item 4,
-# section 29 item 4);
+# that reach the interior code; the interiors call a row function
+# ([[stn_rowcall]]) for a run of rows: in 3D the rest of the tile's plane
+# in the chunk, in 2D the rest of the chunk's interior rows; it runs each
+# row's interior and, after it, its x ends (perf/NOTES.md section 27 item
+# 4, section 29 item 4, section 30 item 2);
 # stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
 # from its ring), stn_j_ends then runs only rows too short for an interior.  Interior sums:
 # through the strip buffer for values alone; straight into the double
@@ -371,7 +370,11 @@ m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_ifelse(stn_j_dims, 3, [[m4_dnl
             const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j) : 1;
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
             st_r += st_nr - 1, st_jj += st_nr - 1;
-]], [[stn_row_ends[[]]stn_interior(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta)]])]], [[            if (st_ia < st_ib) stn_j_roll
+]], [[m4_dnl
+            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(st_r1 - st_r, st_ihi1 - j) : 1;
+stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
+            st_r += st_nr - 1;
+]])]], [[            if (st_ia < st_ib) stn_j_roll
             else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
         stn_j_ends
             }
