@@ -1699,23 +1699,48 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
     return 1;
 }
 
+/* whether use U has the y/z offsets of use U0 */
+static int same_yz(const Roll *R, const RollIn *in, int u, int u0)
+{
+    const Node *t0 = in->P->dtaps[R->use[u0].tap], *tp = in->P->dtaps[R->use[u].tap];
+    return tp->idx[1].c == t0->idx[1].c && (in->P->s->dims < 3 || tp->idx[2].c == t0->idx[2].c);
+}
+
+/* use U's term: its coefficient, its sign (with SIGN; without, the caller
+ * prints it as the operator) and its slot row at st_we, up to the x index
+ * (which the caller closes with "...]") */
+static void bgather_term(char *term, size_t n, const Use *us, int u, int sign)
+{
+    const char *neg = sign && us->neg ? "-" : "";
+    if (us->coef) snprintf(term, n, "%sst_c%d * st_we[%d * st_rw + ", neg, u, us->slot);
+    else snprintf(term, n, "%sst_we[%d * st_rw + ", neg, us->slot);
+}
+
 /* the terms of the uses with the y/z offsets of use U0 (the first such use),
- * from the slot rows at st_we: x-interior [st_xa, st_xb) as one vector loop
- * per use, the row's ends over their x-preimages */
+ * from the slot rows at st_we: over the x-interior [st_xa, st_xb) one vector
+ * loop per gradient array adding its terms in their order (a loop per term
+ * cost a load and a store of the row per term: the Hessian's 21), then the
+ * row's ends over their x-preimages, term by term */
 static void print_bgather_terms(FILE *f, const Roll *R, const RollIn *in, int u0)
 {
     const int D = in->P->s->dims;
-    const Node *t0 = in->P->dtaps[R->use[u0].tap];
+    char term[96];
+    for (int a = 0; a < in->P->N; ++a) {
+        int any = 0;
+        for (int u = u0; u < R->nuse; ++u) {
+            const Node *tp = in->P->dtaps[R->use[u].tap];
+            if (!same_yz(R, in, u, u0) || tp->ref != a) continue;
+            if (!any++) fprintf(f, "                #pragma omp simd\n"
+                                   "                for (ptrdiff_t i = st_xa; i < st_xb; ++i) st_ga%d[i] = st_ga%d[i]", a, a);
+            bgather_term(term, sizeof term, &R->use[u], u, 0);
+            fprintf(f, " %c %si%+ld]", R->use[u].neg ? '-' : '+', term, -tp->idx[0].c);
+        }
+        if (any) fprintf(f, ";\n");
+    }
     for (int u = u0; u < R->nuse; ++u) {
-        const Use *us = &R->use[u];
-        const Node *tp = in->P->dtaps[us->tap];
-        if (tp->idx[1].c != t0->idx[1].c || (D == 3 && tp->idx[2].c != t0->idx[2].c)) continue;
-        char term[96];
-        if (us->coef) snprintf(term, sizeof term, "%sst_c%d * st_we[%d * st_rw + ", us->neg ? "-" : "", u, us->slot);
-        else snprintf(term, sizeof term, "%sst_we[%d * st_rw + ", us->neg ? "-" : "", us->slot);
-        fprintf(f, "                #pragma omp simd\n"
-                   "                for (ptrdiff_t i = st_xa; i < st_xb; ++i) st_ga%d[i] += %si%+ld];\n",
-                tp->ref, term, -tp->idx[0].c);
+        const Node *tp = in->P->dtaps[R->use[u].tap];
+        if (!same_yz(R, in, u, u0)) continue;
+        bgather_term(term, sizeof term, &R->use[u], u, 1);
         fprintf(f, "                for (int st_h = 0; st_h < 2; ++st_h)\n"
                    "                for (ptrdiff_t i = st_h ? st_xb : st_lo0; i < (st_h ? st_hi0 : st_xa); ++i) {\n");
         print_preimage_loops(f, tp, D, 0, 1, "                    ");
@@ -1749,10 +1774,7 @@ static void bgather_helper(FILE *f, const Roll *R, const RollIn *in, const BCach
     for (int u = 0; u < R->nuse; ++u) {
         const Node *tu = in->P->dtaps[R->use[u].tap];
         int first = 1;
-        for (int v = 0; v < u && first; ++v) {
-            const Node *tv = in->P->dtaps[R->use[v].tap];
-            first = !(tv->idx[1].c == tu->idx[1].c && (D < 3 || tv->idx[2].c == tu->idx[2].c));
-        }
+        for (int v = 0; v < u && first; ++v) first = !same_yz(R, in, v, u);
         if (!first) continue;
         fprintf(f, "    {\n");
         print_preimage_loops(f, tu, D, 1, 3, "        ");
