@@ -366,15 +366,11 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
 ]])            {
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
-m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_ifelse(stn_j_dims, 3, [[m4_dnl
-            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j) : 1;
+m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_dnl
+            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(m4_ifelse(stn_j_dims, 3, [[stenc_imin(st_th - st_jj, st_r1 - st_r)]], [[st_r1 - st_r]]), st_ihi1 - j) : 1;
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
-            st_r += st_nr - 1, st_jj += st_nr - 1;
-]], [[m4_dnl
-            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(st_r1 - st_r, st_ihi1 - j) : 1;
-stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
-            st_r += st_nr - 1;
-]])]], [[            if (st_ia < st_ib) stn_j_roll
+            st_r += st_nr - 1[[]]m4_ifelse(stn_j_dims, 3, [[, st_jj += st_nr - 1]]);
+]], [[            if (st_ia < st_ib) stn_j_roll
             else for (ptrdiff_t i = st_lo0; i < st_hi0; ++i) {
         stn_j_ends
             }
