@@ -276,7 +276,7 @@ m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia
 # row function (the row function macro's text, written to diversion 1, which
 # the entry macro prints ahead of the entry point).  Used for every
 # interior that does not roll, 2D and 3D (values, gradients, value_grads,
-# updates; k is 0 in 2D):
+# updates):
 # inline in the OpenMP function, such a loop runs out of registers and
 # reloads row pointers from the stack in every vector iteration; in a
 # function of its own it keeps them.  One call takes a run of rows (see
@@ -295,11 +295,12 @@ m4_define([[stn_rowno]], 0)
 # PREFIX `const ptrdiff_t `, the call's arguments with PREFIX empty)
 m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, k, 0), st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
-# calls: the entry's arguments, the st_nr rows from (st_j0, k) on and their
+# calls: the entry's arguments, the st_nr rows from (st_j0, k) on (3D; from
+# st_j0 on in 2D, without k) and their
 # interior [st_ia, st_ib), the job's x range [st_lo0, st_hi0) and, where
 # the job has a mode, its x domain [st_dlo0, st_dhi0), the chunk's lanes
 # st_dl where it keeps them; returns the rows' sum (beyond its lanes) when
@@ -309,10 +310,10 @@ m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_dive
 # with a pass over the run's ends ahead of the call; ends before each
 # row's interior were slower than either)
 m4_define([[stn_rowfn]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, const ptrdiff_t k, const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, m4_ifelse(stn_j_dims, 3, [[const ptrdiff_t k, ]])const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
-   stn_voids(stn_row_xr()) (void)k;
+   stn_voids(stn_row_xr())m4_ifelse(stn_j_dims, 3, [[ (void)k;]])
 m4_ifelse([[$4]], [[]], [[]], [[    const int st_mode = $4; (void)st_mode;
 ]])m4_ifelse([[$1]], 1, [[    double st_acc = 0;
 ]])    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {
