@@ -189,14 +189,19 @@ static void print_xsplit_close(FILE *f, const char *point)
     fprintf(f, "            }\n            for (ptrdiff_t i = st_xb; i < st_hi0; ++i) {\n        %s\n            }\n", point);
 }
 
-/* A loop job written as stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER). */
-/* A loop job: stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC).
+/* A loop job: stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC,
+ * BORDER_ROW, XEND, ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY).
  * MODESPEC = 1: the bodies use st_mode, which the templates make a constant
  * per boundary mode (one loop copy per mode) so that the border's index maps
- * fold into plain clamps and wraps. */
-static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
-                     int modespec, const char *borderrow, const char *xend, const char *roll, const char *rinit,
-                     const char *rsize, int rstate, const char *xrow)
+ * fold into plain clamps and wraps.  ZDECL, ZBODY: the CUDA interior with a
+ * plane cache along z (zcache.c), empty when it has none. */
+typedef struct {
+    const char *borderrow, *xend, *roll, *rinit, *rsize, *xrow, *zdecl, *zbody;
+    int modespec, rstate;
+} JobOpt;
+
+static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
+                    const JobOpt *o)
 {
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
     print_quoted(out, box);
@@ -204,24 +209,30 @@ static void job_mode(FILE *out, int D, int acc, int beta, const char *box, const
     print_quoted(out, interior);
     fprintf(out, ",\n");
     print_quoted(out, border);
-    fprintf(out, ", %d,\n", modespec);
-    print_quoted(out, borderrow);
+    fprintf(out, ", %d,\n", o->modespec);
+    print_quoted(out, o->borderrow);
     fprintf(out, ",\n");
-    print_quoted(out, xend);
+    print_quoted(out, o->xend);
     fprintf(out, ",\n");
-    print_quoted(out, roll);
+    print_quoted(out, o->roll);
     fprintf(out, ",\n");
-    print_quoted(out, rinit);
+    print_quoted(out, o->rinit);
     fprintf(out, ", ");
-    print_quoted(out, rsize);
-    fprintf(out, ", %d,\n", rstate);
-    print_quoted(out, xrow);
+    print_quoted(out, o->rsize);
+    fprintf(out, ", %d,\n", o->rstate);
+    print_quoted(out, o->xrow);
+    fprintf(out, ",\n");
+    print_quoted(out, o->zdecl);
+    fprintf(out, ",\n");
+    print_quoted(out, o->zbody);
     fprintf(out, ")\n");
 }
 
-static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border)
+static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
+                const char *zdecl, const char *zbody)
 {
-    job_mode(out, D, acc, beta, box, interior, border, 0, "", "", "", "", "", 0, "");
+    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0};
+    job_opt(out, D, acc, beta, box, interior, border, &o);
 }
 
 /* ARGS, CALL (the argument names), SIZES, CHECKS, SETUP of stn_entry */
@@ -438,11 +449,15 @@ static char *update_box(const Stencil *s, const Kernel *k)
 }
 
 /* the job's bodies: inside, every statement; on the border, each statement
- * where the point lies in its own box */
-static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **sbd)
+ * where the point lies in its own box; in 3D the CUDA interior with its
+ * plane cache (*szd, *szb; NULL without one) */
+static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **sbd, char **szd, char **szb)
 {
     PrintCtx pc = {s, TAP_DIRECT, NULL, NULL};
     Str in, bd;
+    char *fmt[MAXSTMT];
+    Node *roots[MAXSTMT];
+    int written[MAXSTMT];
     str_open(&in); str_open(&bd);
     for (int i = 0; i < k->nst; ++i) {
         const Stmt *st = &k->st[i];
@@ -450,11 +465,10 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
         str_open(&lhs);
         pr_tap_c(lhs.f, &pc, ex_tap(st->arr, st->lhs));
         fprintf(lhs.f, " = %%s;");
-        char *fmt = str_close(&lhs);
-        const char *fmts[1] = {fmt};
-        Node *roots[1] = {st->rhs};
+        fmt[i] = str_close(&lhs);
+        roots[i] = st->rhs, written[i] = st->arr;
         fprintf(in.f, "{\n");
-        pr_c_block(in.f, &pc, roots, 1, fmts, "            ");
+        pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)fmt + i, "            ");
         fprintf(in.f, "        }\n");
         fprintf(bd.f, "if (");
         for (int d = 0; d < s->dims; ++d) {
@@ -462,10 +476,15 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
             stmt_box_hi(bd.f, st, d);
         }
         fprintf(bd.f, ") {\n");
-        pr_c_block(bd.f, &pc, roots, 1, fmts, "            ");
+        pr_c_block(bd.f, &pc, roots + i, 1, (const char *const *)fmt + i, "            ");
         fprintf(bd.f, "        }\n");
-        free(fmt);
     }
+    *szd = *szb = NULL;
+    if (s->dims == 3) {
+        const ZcIn z = {&pc, roots, k->nst, (const char *const *)fmt, 1, "", written, k->nst};
+        (void)zc_body(&z, szd, szb);
+    }
+    for (int i = 0; i < k->nst; ++i) free(fmt[i]);
     *sin = str_close(&in), *sbd = str_close(&bd);
 }
 
@@ -481,22 +500,22 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
     min_grid_kernel(s, k, used, minn);
     char base[160];
     func_base(s, k->name, base, sizeof base);
-    char *sdoc = update_doc(s, k, used, minn), *sargs, *schk, *sset, *sin, *sbd;
+    char *sdoc = update_doc(s, k, used, minn), *sargs, *schk, *sset, *sin, *sbd, *szd, *szb;
     update_entry_text(s, reads, writes, params, used, minn, &sargs, &schk, &sset);
     char *sbox = update_box(s, k);
-    update_bodies(s, k, &sin, &sbd);
+    update_bodies(s, k, &sin, &sbd, &szd, &szb);
     entry_begin(out, base, "update", D);
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    job(out, D, 0, 0, sbox, sin, sbd);
+    job(out, D, 0, 0, sbox, sin, sbd, szd, szb);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
     snprintf(what, sizeof what, "kernel '%s' of stencil '%s'", k->name, s->name);
     snprintf(ent, sizeof ent, "%s_%dd", base, D);
     emit_dist(out, ent, "update", D, sargs, kernel_reach(s, k), NULL, NULL, what);
     emit_dist_hide(out, ent, D, sargs, kernel_reach(s, k), what, s, k);
-    free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
+    free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd); free(szd); free(szb);
 }
 
 /* ---- array kernels: adjoint (vector-Jacobian product, gather form) ---- */
@@ -656,10 +675,17 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     pr_c_block(in.f, pc, &sum, 1, fmts, "            ");
     fprintf(in.f, "        }\n");
     print_adjoint_border(bd.f, s, k, pc, terms, nterm, qs, s->arr[x].name);
+    char *szd = NULL, *szb = NULL, head[300];
+    if (D == 3) {
+        const int written[1] = {N + x};
+        snprintf(head, sizeof head, "            %s\n", qs);
+        const ZcIn z = {pc, &sum, 1, fmts, 0, head, written, 1};
+        (void)zc_body(&z, &szd, &szb);
+    }
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-    job(jobs, D, 0, 0, sbox, sin, sbd);
-    free(sbox); free(sin); free(sbd);
+    job(jobs, D, 0, 0, sbox, sin, sbd, szd, szb);
+    free(sbox); free(sin); free(sbd); free(szd); free(szb);
     fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
     pr_stn(dump, &E->s, sum, E->names);
     fprintf(dump, "\n");
@@ -700,7 +726,7 @@ static int emit_adjoint_self(FILE *jobs, FILE *dump, const Stencil *s, const Ker
     fprintf(in.f, "        }\n");
     free(l);
     char *sbox = str_close(&box), *sin = str_close(&in);
-    job(jobs, D, 0, 0, sbox, sin, "");
+    job(jobs, D, 0, 0, sbox, sin, "", "", "");
     free(sbox); free(sin);
     fprintf(dump, "  ");
     pr_stn(dump, &E->s, yb, E->names);
@@ -2866,20 +2892,15 @@ static void print_reduce_box(FILE *f, const RedPlan *P, int want_g)
 }
 
 /* the body of an interior point: its value (stn_vacc) and the gather sums
- * (stn_gstore), read through the row pointers */
-static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int want_g)
+ * (stn_gstore), read through the row pointers; in 3D also the CUDA body
+ * with a plane cache (*szd, *szb; NULL without one) */
+static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int want_g, char **szd, char **szb)
 {
     const PrintCtx pcr = {P->es, TAP_ROW, P->E.names, NULL};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][160];
     const char *fm[MAXARR + 1];
     int nr = 0;
-    fprintf(f, "{\n");
-    if (want_g) { /* all arrays of a reduction share the grid extent, so one index */
-        fprintf(f, "            ");
-        point_index(f, P->es, P->s->arr[P->first_read].name, "st_q");
-        fprintf(f, "\n");
-    }
     if (want_v) { roots[nr] = P->rv.f; snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_v = %%s; stn_vacc }"); fm[nr] = fmbuf[nr]; ++nr; }
     if (want_g)
         for (int a = 0; a < P->N; ++a)
@@ -2889,9 +2910,24 @@ static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int wan
                 fm[nr] = fmbuf[nr];
                 ++nr;
             }
-    pr_row_pointers(f, P->es, roots, nr, P->E.names, "            ");
+    Str h;
+    str_open(&h);
+    if (want_g) { /* all arrays of a reduction share the grid extent, so one index */
+        fprintf(h.f, "            ");
+        point_index(h.f, P->es, P->s->arr[P->first_read].name, "st_q");
+        fprintf(h.f, "\n");
+    }
+    pr_row_pointers(h.f, P->es, roots, nr, P->E.names, "            ");
+    char *head = str_close(&h);
+    fprintf(f, "{\n%s", head);
     pr_c_block(f, &pcr, roots, nr, fm, "            ");
     fprintf(f, "        }\n");
+    *szd = *szb = NULL;
+    if (P->D == 3) {
+        const ZcIn z = {&pcr, roots, nr, fm, 0, head, NULL, 0};
+        (void)zc_body(&z, szd, szb);
+    }
+    free(head);
 }
 
 
@@ -2945,7 +2981,8 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_reduce_checks(chk.f, P, want_v, want_g);
     print_reduce_setup(set.f, P, want_g);
     print_reduce_box(box.f, P, want_g);
-    print_reduce_interior(in.f, P, want_v, want_g);
+    char *szd, *szb;
+    print_reduce_interior(in.f, P, want_v, want_g, &szd, &szb);
     print_border_point(bd.f, P, want_v, want_g);
     {
         const EndsIn ein = {P, want_v, want_g};
@@ -2982,11 +3019,11 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    job_mode(out, D, want_v, want_g, sbox, sin, sbd, 1, sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "",
-             rstate, sxr);
+    const JobOpt jo = {sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "", sxr, szd, szb, 1, rstate};
+    job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
-    free(sbr); free(sxe); free(sxr); free(sroll); free(rinit); free(rsize);
+    free(sbr); free(sxe); free(sxr); free(sroll); free(rinit); free(rsize); free(szd); free(szb);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

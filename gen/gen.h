@@ -197,6 +197,8 @@ void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
 /* Print one expression in the stencil language (no temporaries). */
 void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *arrname);
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
+/* a new temporary's number (printed t<N>) */
+int pr_new_tmp(void);
 /* declarations of the mapped y/z indices the taps of the roots read, for
  * TAP_HOISTED_YZ; vars: the y/z point variables (vars[1], vars[2]).
  * Returns 0 (and prints nothing) when an offset is too large to hoist. */
@@ -228,6 +230,25 @@ typedef struct {
 } Str;
 static inline void str_open(Str *s) { s->buf = NULL; s->len = 0; s->f = open_memstream(&s->buf, &s->len); }
 static inline char *str_close(Str *s) { fclose(s->f); return s->buf; }
+
+/* ---- the CUDA kernels' plane cache along z (zcache.c) ---- */
+/* A 3D interior body: the roots printed with fmts (one block, or one block
+ * per root with per_root), after head (the point's index, row pointers);
+ * the arrays in written (the job writes them) are not cached. */
+typedef struct {
+    const PrintCtx *pc;
+    Node **roots;
+    int nr;
+    const char *const *fmts;
+    int per_root;
+    const char *head;
+    const int *written;
+    int nwritten;
+} ZcIn;
+/* The body with a register plane cache (m4/backend_cuda.m4 stn_zmarch's
+ * ZBODY) and its registers' declarations (ZDECL), both malloc'd; both NULL
+ * when no column of taps reads two planes.  Returns 0, -1 out of memory. */
+int zc_body(const ZcIn *in, char **decl, char **body);
 
 /* ---- distributed entry points (emit_dist.c) ---- */
 /* stn_dist_proto and stn_dist for entry ENTRY (e.g. "tv_value_2d") of kind

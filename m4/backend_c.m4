@@ -150,7 +150,7 @@ $2[[]]            }
 ]], [[$2]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
-#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW)
+#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 #   XEND (may be empty, then BORDER): the body for the points before and after
 #   the x-interior of an interior row, when BORDER_ROW is given
@@ -162,6 +162,7 @@ $2[[]]            }
 #   (STENC_ERR_ALLOC when that fails)
 #   XROW (may be empty): "if (COND) { ENDS } else {" ahead of the loops over
 #   XEND in interior rows without ROLL: the whole row's x ends when COND holds
+#   ZDECL, ZBODY: for the CUDA template only (its plane cache along z)
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER

@@ -5,7 +5,9 @@ m4_include(stenc.m4)m4_divert(-1)
 # j, threads over i (coalesced).  3D: blocks stride over tiles of a plane
 # and chunks of planes, each thread marching one point (i, j) of its tile up
 # through the chunk, so that the planes below and above come from L1
-# (stn_zmarch; STENC_CUDA_ZMARCH=0 for the row loop; runtime/stenc_inline.h).
+# (stn_zmarch; STENC_CUDA_ZMARCH=0 for the row loop; runtime/stenc_inline.h),
+# the planes a column reads below and above kept in registers
+# (gen/zcache.c; STENC_CUDA_ZCACHE=0 to load them from L1).
 # Interior points take the branch-free body, border points the guarded or
 # mapped one.  Sums are one-pass fused
 # map-reduces: a double per thread, warp shuffles, one partial per block, and
@@ -120,15 +122,20 @@ m4_define([[stn_ws_result]], [[    if (st_rc == STENC_OK) {
     }
 ]])
 
-# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND): a
-# kernel (diversion 1) and its launch (here, inside the launcher); BETA and
-# BORDER_ROW are for the C loops only; XEND (may be empty) is the body for
-# the x ends of interior rows.  Inside, the arguments go by name (stn_j_dims,
-# stn_j_acc, stn_j_box, stn_j_interior, stn_j_border, stn_j_modespec, stn_j_xend).
+# stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
+#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY): a kernel
+# (diversion 1) and its launch (here, inside the launcher); BETA, BORDER_ROW
+# and ROLL .. XROW are for the C loops only; XEND (may be empty) is the body
+# for the x ends of interior rows; ZDECL and ZBODY (3D, may be empty): the
+# interior with a plane cache along z (stn_zmarch).  Inside, the arguments go
+# by name (stn_j_dims, stn_j_acc, stn_j_box, stn_j_interior, stn_j_border,
+# stn_j_modespec, stn_j_xend, stn_j_zdecl, stn_j_zbody).
 m4_define([[stn_job]], [[m4_pushdef([[stn_j_dims]], [[$1]])m4_pushdef([[stn_j_acc]], [[$2]])m4_pushdef([[stn_j_box]], [[$4]])m4_dnl
 m4_pushdef([[stn_j_interior]], [[$5]])m4_pushdef([[stn_j_border]], [[$6]])m4_pushdef([[stn_j_modespec]], [[$7]])m4_dnl
-m4_pushdef([[stn_j_xend]], [[$9]])stn_job_named[[]]m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_box]])m4_dnl
-m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_modespec]])m4_popdef([[stn_j_xend]])]])
+m4_pushdef([[stn_j_xend]], [[$9]])m4_pushdef([[stn_j_zdecl]], [[$15]])m4_pushdef([[stn_j_zbody]], [[$16]])stn_job_named[[]]m4_dnl
+m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_box]])m4_dnl
+m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_modespec]])m4_dnl
+m4_popdef([[stn_j_xend]])m4_popdef([[stn_j_zdecl]])m4_popdef([[stn_j_zbody]])]])
 m4_define([[stn_job_named]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)stn_pguard_open
 __global__ void __launch_bounds__(STENC_CUDA_THREADS)
 stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]](stn_e_args, double *st_ws, unsigned int *st_cnt)
@@ -140,7 +147,7 @@ m4_ifelse(stn_j_modespec, 1, [[    const int st_mode = mode;
     const ptrdiff_t st_n2r = m4_ifelse(stn_j_dims, 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
 m4_ifelse(stn_j_acc, 1, [[    double st_acc = 0;
-]])m4_ifelse(stn_j_dims, 3, [[stn_zmarch(m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]))]], [[stn_rowloop(2, m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]))]])[[]]m4_dnl
+]])m4_ifelse(stn_j_dims, 3, [[stn_zmarch(m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]), m4_defn([[stn_j_zdecl]]), m4_defn([[stn_j_zbody]]))]], [[stn_rowloop(2, m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]))]])[[]]m4_dnl
 m4_ifelse(stn_j_acc, 1, [[    stenc_grid_sum(st_acc, st_ws, st_cnt);
 ]])}
 stn_pguard_close[[]]m4_divert(2)    if (st_rc == STENC_OK) {
@@ -190,9 +197,13 @@ stn_point([[$2]], [[$3]], [[$4]])[[]]m4_dnl
     }
 ]])
 
-# stn_zmarch(INTERIOR, BORDER, XEND): 3D, blocks stride over work items (a
-# tile of the plane and a chunk of planes, stenc_cuda_zitems), each thread
-# one point (i, j) of the tile, k upwards through the chunk
+# stn_zmarch(INTERIOR, BORDER, XEND, ZDECL, ZBODY): 3D, blocks stride over
+# work items (a tile of the plane and a chunk of planes, stenc_cuda_zitems),
+# each thread one point (i, j) of the tile, k upwards through the chunk.
+# With ZBODY (and STENC_CUDA_ZCACHE, the default) an interior column's run
+# of interior planes [k, st_kb) is a loop of its own over ZBODY, which keeps
+# the planes below and above in the registers ZDECL declares and loads at
+# the run's first plane (gen/zcache.c); the registers live in that loop only.
 m4_define([[stn_zmarch]], [[#if STENC_CUDA_ZMARCH
     (void)st_rows;
     {
@@ -209,6 +220,16 @@ m4_define([[stn_zmarch]], [[#if STENC_CUDA_ZMARCH
             if (i >= st_hi0 || j >= st_hi1) continue;
             for (ptrdiff_t k = st_k0; k < st_k1; ++k) {
         const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
+m4_ifelse([[$5]], [[]], [[]], [[#if STENC_CUDA_ZCACHE
+            if (st_in && i >= st_ilo0 && i < st_ihi0) {
+                const ptrdiff_t st_kb = st_k1 < st_ihi2 ? st_k1 : st_ihi2;
+$4[[]]m4_dnl
+                for (; k < st_kb; ++k) $5[[]]m4_dnl
+                --k;
+                continue;
+            }
+#endif
+]])m4_dnl
 stn_point([[$1]], [[$2]], [[$3]])[[]]m4_dnl
             }
         }

@@ -13,14 +13,18 @@ bins="build/bin/stenc-deconv build/bin/stenc-gpu-bench build/tests/test_cuda bui
 [ -x "$(command -v mpicc)" ] && bins="$bins build/tests/mpi/test_dist_cuda"
 make -j"$(nproc)" all $bins
 # the same GPU test and bench with the 3D loops one block per row
-# (STENC_CUDA_ZMARCH=0), for gpu.sh to compare with the z-marching default
+# (STENC_CUDA_ZMARCH=0), and z-marching without the register plane cache
+# (STENC_CUDA_ZCACHE=0), for gpu.sh to compare with the default
 rows="build/gpu-rows/bin/stenc-gpu-bench build/gpu-rows/tests/test_cuda"
 make -j"$(nproc)" BUILD=build/gpu-rows CUDA_DEFS=-DSTENC_CUDA_ZMARCH=0 $rows
+l1="build/gpu-l1/bin/stenc-gpu-bench build/gpu-l1/tests/test_cuda"
+make -j"$(nproc)" BUILD=build/gpu-l1 CUDA_DEFS=-DSTENC_CUDA_ZCACHE=0 $l1
 rm -rf .gpucarry && mkdir -p .gpucarry/deb
-stage=$(mktemp -d); mkdir -p "$stage/bin/rows"
+stage=$(mktemp -d); mkdir -p "$stage/bin/rows" "$stage/bin/l1"
 cp $bins "$stage/bin/"
 cp $rows "$stage/bin/rows/"
-strip "$stage"/bin/* "$stage"/bin/rows/* 2>/dev/null || true
+cp $l1 "$stage/bin/l1/"
+strip "$stage"/bin/* "$stage"/bin/rows/* "$stage"/bin/l1/* 2>/dev/null || true
 tar -cJf .gpucarry/bin.tar.xz -C "$stage" bin   # ~60 MB of binaries pack to ~12 MB
 rm -rf "$stage"
 (cd .gpucarry/deb && apt-get download -q libfftw3-double3 liblbfgs0 libpng16-16 libsubunit0 libgomp1 >/dev/null)

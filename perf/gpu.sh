@@ -7,7 +7,9 @@
 # ${OUT:-build/gpu-out}/gpu-results.tar.gz (test.log, demo.log, demo/,
 # gpu_results.csv, gpu_summary.md, bench.log, nvidia-smi.txt; with the
 # rows variant that gpu-prep.sh builds, gpu_results_rows.csv and
-# gpu_summary_rows.md: the same benchmarks with STENC_CUDA_ZMARCH=0).
+# gpu_summary_rows.md: the same benchmarks with STENC_CUDA_ZMARCH=0; with
+# the l1 variant, gpu_results_l1.csv and gpu_summary_zcache.md: the 3D
+# benchmarks with STENC_CUDA_ZCACHE=0, and the default's time over theirs).
 # Without .gpucarry it builds here first (needs m4, Check, FFTW, liblbfgs).
 # PERF_QUICK=1 for small sizes; GPU_BENCH_TIMEOUT (default 300 s).
 set -uo pipefail
@@ -54,6 +56,13 @@ if [ -x "$bin/rows/stenc-gpu-bench" ]; then
   python3 perf/summary.py "$res/gpu_results_rows.csv" > "$res/gpu_summary_rows.md" 2>/dev/null || true
   # the z-march's time over the row loop's, per 3D entry
   python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_rows.csv" > "$res/gpu_summary.md" 2>/dev/null || true
+fi
+if [ -x "$bin/l1/stenc-gpu-bench" ]; then
+  echo "== z-marching without the register plane cache (STENC_CUDA_ZCACHE=0): tests, then the 3D benchmarks"
+  { "$bin/l1/test_cuda"; echo "test_cuda (l1) exit $?"; } 2>&1 | tee -a "$res/test.log"
+  timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/l1/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_l1.csv" 2>&1 | tee "$res/bench_l1.log"
+  # the plane cache's time over the L1 loads', per 3D entry
+  python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_l1.csv" > "$res/gpu_summary_zcache.md" 2>/dev/null || true
 fi
 tar -czf "$out/gpu-results.tar.gz" -C "$res" .
 echo "results in $out/gpu-results.tar.gz"

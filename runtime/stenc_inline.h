@@ -188,11 +188,17 @@ STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff
  * each thread one point of it, and walks a chunk of planes upwards, so that
  * the planes a point reads below and above it were read by the same thread
  * one and two steps before (L1 hits instead of L2 traffic).  Build with
- * -DSTENC_CUDA_ZMARCH=0 for one block per row (j, k), as in 2D. */
+ * -DSTENC_CUDA_ZMARCH=0 for one block per row (j, k), as in 2D.  While
+ * marching, an interior point keeps the planes its columns read below and
+ * above in registers, loading only the newest (STENC_CUDA_ZCACHE 1, the
+ * default; gen/zcache.c); -DSTENC_CUDA_ZCACHE=0 reads every tap from L1. */
 #define STENC_CUDA_THREADS 256
 #define STENC_CUDA_MAX_BLOCKS 1024
 #ifndef STENC_CUDA_ZMARCH
 #define STENC_CUDA_ZMARCH 1
+#endif
+#ifndef STENC_CUDA_ZCACHE
+#define STENC_CUDA_ZCACHE 1
 #endif
 #define STENC_CUDA_TX 32
 #define STENC_CUDA_TY (STENC_CUDA_THREADS / STENC_CUDA_TX)

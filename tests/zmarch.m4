@@ -22,6 +22,19 @@ static void zloop_march3_noxend(ZLOOP_PARAMS)
 stn_zmarch([[ZVISIT(0)]], [[ZVISIT(1)]], [[]])m4_dnl
 }
 
+/* 3D, z-marching with a plane cache: interior points must run ZBODY (a
+ * visit of INTERIOR, 9, is wrong), in runs that go up one plane at a time
+ * from the plane where ZDECL loaded the registers (ZCACHED,
+ * tests/test_zmarch.c) */
+static void zloop_march3_zcache(ZLOOP_PARAMS)
+{
+    ZLOOP_LOCALS
+#undef STENC_CUDA_ZMARCH
+#define STENC_CUDA_ZMARCH 1
+stn_zmarch([[ZVISIT(9)]], [[ZVISIT(1)]], [[ZVISIT(2)]], [[                ptrdiff_t st_zlast = k - 1;
+]], [[ZCACHED]])m4_dnl
+}
+
 /* 3D, one block per row (STENC_CUDA_ZMARCH 0) */
 static void zloop_rows3(ZLOOP_PARAMS)
 {
