@@ -200,31 +200,27 @@ typedef struct {
     int modespec, rstate;
 } JobOpt;
 
+/* TEXTS quoted, one a line, separated by commas */
+static void quoted_list(FILE *out, const char *const *texts, int n)
+{
+    for (int t = 0; t < n; ++t) {
+        print_quoted(out, texts[t]);
+        if (t + 1 < n) fprintf(out, ",\n");
+    }
+}
+
 static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                     const JobOpt *o)
 {
+    const char *const bodies[] = {box, interior, border};
+    const char *const rows[] = {o->borderrow, o->xend, o->roll, o->rinit, o->rsize};
+    const char *const rest[] = {o->xrow, o->zdecl, o->zbody};
     fprintf(out, "stn_job(%d, %d, %d, ", D, acc, beta);
-    print_quoted(out, box);
-    fprintf(out, ",\n");
-    print_quoted(out, interior);
-    fprintf(out, ",\n");
-    print_quoted(out, border);
+    quoted_list(out, bodies, 3);
     fprintf(out, ", %d,\n", o->modespec);
-    print_quoted(out, o->borderrow);
-    fprintf(out, ",\n");
-    print_quoted(out, o->xend);
-    fprintf(out, ",\n");
-    print_quoted(out, o->roll);
-    fprintf(out, ",\n");
-    print_quoted(out, o->rinit);
-    fprintf(out, ", ");
-    print_quoted(out, o->rsize);
+    quoted_list(out, rows, 5);
     fprintf(out, ", %d,\n", o->rstate);
-    print_quoted(out, o->xrow);
-    fprintf(out, ",\n");
-    print_quoted(out, o->zdecl);
-    fprintf(out, ",\n");
-    print_quoted(out, o->zbody);
+    quoted_list(out, rest, 3);
     fprintf(out, ")\n");
 }
 

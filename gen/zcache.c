@@ -22,11 +22,9 @@
 #include "gen.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-/* a column's registers carry at most this many planes, all columns
- * together at most ZC_MAXREG (register pressure: each one is live across
- * the whole march) */
+/* the registers a job carries, all columns together (each one is live
+ * through a column's whole run of interior planes: register pressure) */
 enum { ZC_MAXREG = 24 };
 
 typedef struct {
