@@ -17,6 +17,9 @@ cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-out}
 res=$(mktemp -d)
 mkdir -p "$out"
+# the archive, rewritten after each stage: a run cut short by the device's
+# time limit still returns every stage it finished
+pack() { tar -czf "$out/gpu-results.tar.gz" -C "$res" .; }
 nvidia-smi > "$res/nvidia-smi.txt" 2>&1 || true
 if [ -d .gpucarry ]; then
   tar -xJf .gpucarry/bin.tar.xz -C .gpucarry
@@ -42,13 +45,24 @@ if [ -x "$bin/test_dist_cuda" ] && command -v mpirun >/dev/null && ! ldd "$bin/t
 else
   echo "== device halo updates: skipped (no mpirun or no MPI library on this machine)" | tee -a "$res/test.log"
 fi
+pack
 echo "== demo on the GPU"
 { /usr/bin/time -p "$bin/stenc-deconv" --gpu --quiet --out "$res/demo"; echo "exit $?"; } 2>&1 | tee "$res/demo.log"
 rm -f "$res"/demo/*.png
 q=""; [ "${PERF_QUICK:-0}" = "1" ] && q="--quick"
+pack
 echo "== GPU benchmarks"
 timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/stenc-gpu-bench" $q --csv "$res/gpu_results.csv" 2>&1 | tee "$res/bench.log"
 python3 perf/summary.py "$res/gpu_results.csv" > "$res/gpu_summary.md" 2>/dev/null || true
+pack
+if [ -x "$bin/l1/stenc-gpu-bench" ]; then
+  echo "== z-marching without the register plane cache (STENC_CUDA_ZCACHE=0): tests, then the 3D benchmarks"
+  { "$bin/l1/test_cuda"; echo "test_cuda (l1) exit $?"; } 2>&1 | tee -a "$res/test.log"
+  timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/l1/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_l1.csv" 2>&1 | tee "$res/bench_l1.log"
+  # the plane cache's time over the L1 loads', per 3D entry
+  python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_l1.csv" > "$res/gpu_summary_zcache.md" 2>/dev/null || true
+  pack
+fi
 if [ -x "$bin/rows/stenc-gpu-bench" ]; then
   echo "== the 3D loops one block per row (STENC_CUDA_ZMARCH=0): tests, then the 3D benchmarks"
   { "$bin/rows/test_cuda"; echo "test_cuda (rows) exit $?"; } 2>&1 | tee -a "$res/test.log"
@@ -57,12 +71,5 @@ if [ -x "$bin/rows/stenc-gpu-bench" ]; then
   # the z-march's time over the row loop's, per 3D entry
   python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_rows.csv" > "$res/gpu_summary.md" 2>/dev/null || true
 fi
-if [ -x "$bin/l1/stenc-gpu-bench" ]; then
-  echo "== z-marching without the register plane cache (STENC_CUDA_ZCACHE=0): tests, then the 3D benchmarks"
-  { "$bin/l1/test_cuda"; echo "test_cuda (l1) exit $?"; } 2>&1 | tee -a "$res/test.log"
-  timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/l1/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_l1.csv" 2>&1 | tee "$res/bench_l1.log"
-  # the plane cache's time over the L1 loads', per 3D entry
-  python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_l1.csv" > "$res/gpu_summary_zcache.md" 2>/dev/null || true
-fi
-tar -czf "$out/gpu-results.tar.gz" -C "$res" .
+pack
 echo "results in $out/gpu-results.tar.gz"
