@@ -247,7 +247,8 @@ typedef struct {
 } ZcIn;
 /* The body with a register plane cache (m4/backend_cuda.m4 stn_zmarch's
  * ZBODY) and its registers' declarations (ZDECL), both malloc'd; both NULL
- * when no column of taps reads two planes.  Returns 0, -1 out of memory. */
+ * when no column of taps reads two planes.  Returns 0, or -1 out of memory
+ * (both NULL: the caller's plain interior serves). */
 int zc_body(const ZcIn *in, char **decl, char **body);
 
 /* ---- distributed entry points (emit_dist.c) ---- */

@@ -166,10 +166,10 @@ int zc_body(const ZcIn *in, char **decl, char **body)
 {
     int skip[MAXARR] = {0};
     for (int w = 0; w < in->nwritten; ++w) skip[in->written[w]] = 1;
+    *decl = *body = NULL;
     ZPlan *Z = malloc(sizeof *Z);
     if (!Z) return -1;
     zc_plan(in->roots, in->nr, skip, Z);
-    *decl = *body = NULL;
     if (Z->n == 0) { free(Z); return 0; }
     const char *ind = "            ";
     Str d, b;
