@@ -197,8 +197,8 @@ void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
 /* Print one expression in the stencil language (no temporaries). */
 void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *arrname);
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
-/* a new temporary's number (printed t<N>) */
-int pr_new_tmp(void);
+/* the first of N new temporaries' consecutive numbers (printed t<N>) */
+int pr_new_tmps(int n);
 /* declarations of the mapped y/z indices the taps of the roots read, for
  * TAP_HOISTED_YZ; vars: the y/z point variables (vars[1], vars[2]).
  * Returns 0 (and prints nothing) when an offset is too large to hoist. */

@@ -47,7 +47,12 @@ static void pr_index_vars(FILE *f, int d, Index ix, int c_form, const char *cons
 }
 static void pr_index(FILE *f, int d, Index ix) { pr_index_vars(f, d, ix, 0, NULL); }
 
-int pr_new_tmp(void) { return ++tmp_counter; }
+int pr_new_tmps(int n)
+{
+    const int first = tmp_counter + 1;
+    tmp_counter += n;
+    return first;
+}
 
 /* a tap whose y/z indices are j+c, k+c: relative to its row pointer */
 static int row_relative(const Stencil *s, const Node *t)

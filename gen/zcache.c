@@ -104,6 +104,8 @@ static void zc_plan(Node **roots, int nr, const int *skip, ZPlan *Z)
         z->ntap++;
     }
     zc_select(Z);
+    for (int c = 0; c < Z->n; ++c) /* planes cmin .. cmax, the newest too */
+        Z->col[c].reg = pr_new_tmps((int)(Z->col[c].cmax - Z->col[c].cmin + 1));
 }
 
 static Node *zc_tap(const ZCol *z, long c)
@@ -112,10 +114,10 @@ static Node *zc_tap(const ZCol *z, long c)
     return ex_tap(z->arr, idx);
 }
 
-/* the registers: numbered, declared at the run's first plane k with the
+/* the registers declared at the run's first plane k with the
  * planes below the newest (taps indexed directly: the row pointers are
  * the body's) */
-static void zc_print_decl(FILE *f, const PrintCtx *pc, ZPlan *Z, const char *ind)
+static void zc_print_decl(FILE *f, const PrintCtx *pc, const ZPlan *Z, const char *ind)
 {
     const PrintCtx direct = {pc->s, TAP_DIRECT, pc->arrname, pc->vars};
     int kept = 0;
@@ -123,9 +125,7 @@ static void zc_print_decl(FILE *f, const PrintCtx *pc, ZPlan *Z, const char *ind
     fprintf(f, "%s/* plane cache: %d of the %d taps from the %d registers below; %d loads a point */\n", ind, kept,
             Z->ntap, Z->nreg, Z->ntap - kept);
     for (int c = 0; c < Z->n; ++c) {
-        ZCol *z = &Z->col[c];
-        z->reg = pr_new_tmp();
-        for (long p = z->cmin + 1; p <= z->cmax; ++p) (void)pr_new_tmp();
+        const ZCol *z = &Z->col[c];
         for (long p = z->cmin; p < z->cmax; ++p) {
             fprintf(f, "%sstn_real t%ld = ", ind, z->reg + (p - z->cmin));
             pr_tap_c(f, &direct, zc_tap(z, p));
