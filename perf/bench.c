@@ -197,7 +197,7 @@ static void run_reg(void *p)
 
 /* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
 #include "hand.h"
-typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; float *t; } Peer;
+typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
 enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, NHAND };
 /* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian */
 static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8};
@@ -213,7 +213,8 @@ static void run_peer(void *p)
 {
     Peer *c = p;
     if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
-    else if (c->what == HAND_LAP_GRAD) hand_lap_grad(c->nx, c->ny, c->nz, c->x, 1, c->t, c->g);
+    else if (c->what == HAND_LAP_GRAD && c->dims == 2) hand_lap2_grad(c->nx, c->ny, c->x, 1, c->g);
+    else if (c->what == HAND_LAP_GRAD) hand_lap3_grad(c->nx, c->ny, c->nz, c->x, 1, c->g);
     else if (c->what == HAND_TIKG_VG) c->v = hand_tikg_value_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, c->g);
     else if (c->dims == 2) {
         if (c->what == HAND_TV_VALUE) c->v = hand_tv2_value(c->nx, c->ny, c->x, 1, 1, 1e-3f);
@@ -327,10 +328,9 @@ int main(int argc, char **argv)
                     items[ni++] = (RoundItem){run_reg, &rcs[nrc++], {0}};
                 }
             const int hand = !dbl && selected("handc");
-            float *scratch = hand ? xmalloc(N * sizeof(float)) : NULL; /* the Laplacian's two passes */
             for (int w = 0; w < NHAND && hand; ++w) {
                 if (!hand_has(w, D)) continue;
-                pes[w] = (Peer){nx, ny, nz, D, x, g, 0, w, scratch};
+                pes[w] = (Peer){nx, ny, nz, D, x, g, 0, w};
                 RegCall rc = {nx, ny, nz, D, 0, hand_what(w), STENC_NEUMANN, hand_reg[w], x, m, g, 0};
                 check_peer(&pes[w], &rc, N);
                 items[ni++] = (RoundItem){run_peer, &pes[w], {0}};
@@ -370,7 +370,6 @@ int main(int argc, char **argv)
                         const DuelKey dk = {pair, reg_names[hand_reg[w]], prec, D, nx, ny, nz};
                         duel(&dk, &items[2 + k], &items[2 + nrc + w]);
                     }
-            free(scratch);
             for (size_t w = 0; w < NMINI; ++w) {
                 if (minis[w].dims != D || !selected(minis[w].stencil)) continue;
                 /* 8 arrays with room for the staggered extents (+1 per dimension), small values */

@@ -14,6 +14,9 @@
  *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop; fused
  *     with its value (value_grad), the same loop with the value's forward
  *     differences shared with the gradient, summed like the values.
+ *   - the Tikhonov-Laplacian gradient 2 L (L x): fused, t = w L x in a
+ *     ring of three rows (2D) or of three planes of a y tile (3D), L applied
+ *     to it as each gradient row is written;
  *   - the total Hessian's gradient, 3D: each point's six factors computed
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
@@ -269,33 +272,88 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
 #undef HAND_TIKG_YZ
 
 /* ---- the Tikhonov-Laplacian gradient, 2D and 3D: with replicated edges
- * the Laplacian L is symmetric, so dR/dx = 2 L (L x): two passes of the
- * 7-point (5-point) stencil through a scratch array t, rows by clamped
- * pointers (nz = 1: the z neighbours are the point itself and cancel) ---- */
-static void hand_lap_pass(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float s,
-                          float *restrict y)
+ * the Laplacian L is symmetric, so dR/dx = 2 L (L x), fused: t = w L x is
+ * kept in a ring of the rows (2D) or planes of a y tile (3D) it is needed
+ * for, and L applied to it as the gradient's row is written, so the arrays
+ * are read and written once, as by a copy ---- */
+/* one row of s L r (rows R around it, neighbours clamped at the edges) into o */
+static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o)
+{
+    const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
+#define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
+    o[0] = s * (r[1] + r[0] + HAND_LAP_YZ(0));
+#pragma omp simd
+    for (size_t i = 1; i < nx - 1; ++i) o[i] = s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i));
+    o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
+#undef HAND_LAP_YZ
+}
+
+/* 2D: a thread's rows in order, t of rows j-1, j, j+1 in a ring of three */
+static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float w, float *restrict g)
+{
+#pragma omp parallel
+    {
+        float *rg = malloc(sizeof(float) * 3 * nx);
+        size_t jnext = 0; /* a thread's rows are contiguous: the ring carries to the next row */
+#define HAND_LAP_T(j) (rg + (j) % 3 * nx)
+#pragma omp for schedule(static)
+        for (size_t j = 0; j < ny; ++j) {
+            for (size_t jj = j == jnext && j ? j + 1 : (j ? j - 1 : 0); jj <= j + 1 && jj < ny; ++jj) {
+                const HandRows R = hand_rows(x, nx, ny, 1, jj, 0);
+                hand_lap_row(nx, &R, w, HAND_LAP_T(jj));
+            }
+            const float *t = HAND_LAP_T(j);
+            const HandRows T = {t, j ? HAND_LAP_T(j - 1) : t, j + 1 < ny ? HAND_LAP_T(j + 1) : t, t, t};
+            hand_lap_row(nx, &T, 2 * w, g + nx * j);
+            jnext = j + 1;
+        }
+#undef HAND_LAP_T
+        free(rg);
+    }
+}
+
+/* 3D: y tiles (a multiple of the threads), each marching up in z with t of
+ * three planes of its rows and a halo row each side in a ring of about
+ * HAND_LAP_RING bytes */
+#define HAND_LAP_RING ((size_t)1 << 20)
+static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g)
 {
     const size_t P = nx * ny;
-#pragma omp parallel for schedule(static) collapse(2)
-    for (size_t k = 0; k < nz; ++k)
-        for (size_t j = 0; j < ny; ++j) {
-            const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
-            float *o = y + nx * j + P * k;
-#define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
-            o[0] = s * w * (r[1] + r[0] + HAND_LAP_YZ(0));
-#pragma omp simd
-            for (size_t i = 1; i < nx - 1; ++i) o[i] = s * w * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i));
-            o[nx - 1] = s * w * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
-#undef HAND_LAP_YZ
+    size_t ty = HAND_LAP_RING / (3 * sizeof(float) * nx), nthr = 1;
+    ty = ty < 4 ? 2 : ty - 2;
+#ifdef _OPENMP
+    nthr = (size_t)omp_get_max_threads();
+#endif
+    size_t ntile = (ny + ty - 1) / ty;
+    ntile = (ntile + nthr - 1) / nthr * nthr;
+    if (ntile > ny) ntile = ny;
+#pragma omp parallel
+    {
+        const size_t rows = (ny + ntile - 1) / ntile + 2;
+        float *rg = malloc(sizeof(float) * 3 * rows * nx);
+#pragma omp for schedule(static)
+        for (size_t tl = 0; tl < ntile; ++tl) {
+            const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile;
+            const size_t jl = j0 ? j0 - 1 : 0, jh = j1 < ny ? j1 : ny - 1;
+#define HAND_LAP_RP(kk, j) (rg + ((kk) % 3 * rows + ((j) - jl)) * nx)
+            for (size_t k = 0; k <= nz; ++k) {
+                for (size_t j = jl; j <= jh && k < nz; ++j) {
+                    const HandRows R = hand_rows(x, nx, ny, nz, j, k);
+                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j));
+                }
+                if (k == 0) continue;
+                const size_t q = k - 1; /* the gradient's plane: t of planes q-1, q, q+1 are in the ring */
+                for (size_t j = j0; j < j1; ++j) {
+                    const float *t = HAND_LAP_RP(q, j);
+                    const HandRows T = {t, j ? HAND_LAP_RP(q, j - 1) : t, j + 1 < ny ? HAND_LAP_RP(q, j + 1) : t,
+                                        q ? HAND_LAP_RP(q - 1, j) : t, k < nz ? HAND_LAP_RP(k, j) : t};
+                    hand_lap_row(nx, &T, 2 * w, g + nx * j + P * q);
+                }
+            }
+#undef HAND_LAP_RP
         }
-}
-/* one weight w for every dimension; t: n floats of scratch */
-static void hand_lap_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict t,
-                          float *restrict g)
-{
-    hand_lap_pass(nx, ny, nz, x, w, 1, t);
-    hand_lap_pass(nx, ny, nz, t, w, 2, g);
+        free(rg);
+    }
 }
 
 /* ---- the total Hessian's gradient, 3D ----
