@@ -1369,11 +1369,26 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
     fprintf(f, ");\n");
 }
 
+/* Whether the newest plane's rows are computed a tile's plane at a time
+ * (PLANE order: at the plane's first interior row, every row its interior
+ * rows will need, then the gathers) rather than each row's newest row strip
+ * by strip just before its gather: 3D gradients without values, whose
+ * newest row counts nothing, and whose slots all keep whole planes (no
+ * slot of rows rolling along y, size0, which rows computed ahead would
+ * overwrite).  perf/NOTES.md section 32: the planes are then read and
+ * written in long runs, 0.81-0.87 of the time at 384^3-512^3. */
+static int roll_plane_order(const Roll *R, const RollIn *in, int vg)
+{
+    return in->P->s->dims == 3 && !in->want_v && !vg && !R->vdiag && R->size0 == 0;
+}
+
 /* The rows of each plane of R points that row (j, k) needs and the ring does
  * not hold: per plane slot, the tile, plane and row range [st_hl, st_hh]
  * computed last (contiguous); a miss recomputes the whole range.  The newest
- * plane's newest row is left to the strips. */
-static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
+ * plane's newest row is left to the strips, or with PLANE order its rows up
+ * to the newest of the tile's plane's last interior row (st_th - st_jj rows
+ * from j on) are computed here at once. */
+static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in, int plane)
 {
     const int D = in->P->s->dims;
     const char *K = D == 3 ? "k" : "0", *T = D == 3 ? "st_t" : "0";
@@ -1383,7 +1398,10 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
     for (int L = R->nplane - 1; L >= 0; --L) {
         fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_s = stenc_imod(st_kq, %d);\n",
                 K, -R->minz - L, R->nplane);
-        fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j%+ld;\n", -R->maxy, -R->miny - (L == 0));
+        if (plane && L == 0)
+            fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = stenc_imin(j + st_th - st_jj - 1, st_ihi1 - 1)%+ld;\n",
+                    -R->maxy, -R->miny);
+        else fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j%+ld;\n", -R->maxy, -R->miny - (L == 0));
         fprintf(f, "                ptrdiff_t st_j0 = st_ja;\n");
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
         fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
@@ -1392,7 +1410,8 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         roll_call(f, R, in, L, 0, 1, xa, xb, NULL, NULL, "                    ");
         fprintf(f, "                }\n");
         /* the newest plane's newest row is computed by the strips below */
-        fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
+        if (plane && L == 0) fprintf(f, "                if (st_jb > st_hh[st_s]) st_hh[st_s] = st_jb;\n            }\n");
+        else fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
     }
 }
 
@@ -1918,46 +1937,59 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
     fprintf(f, "            }]])\n            }\n");
 }
 
+/* the newest row's strip [st_i0, st_ie) of slots, counting its values where
+ * the row has them (R->vdiag: st_cnt) */
+static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
+{
+    char xa[64], xb[64], cnt[256];
+    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
+    snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
+    snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
+    snprintf(cnt, sizeof cnt, "st_cnt ? st_dl : st_dz, st_i0 == st_ia ? stenc_imax(st_i0%+ld, st_dlo0) : st_i0, "
+             "st_ie == st_ib ? stenc_imin(st_ie%+ld, st_dhi0) : st_ie", -R->maxx, -R->minx);
+    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", cnt, "                ");
+    fprintf(f, "            }\n");
+}
+
+/* the newest row's x ends (only the row's ends gather reads them) */
+static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
+{
+    char xa[64], xb[64];
+    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
+    snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
+    snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, "st_cnt ? st_dl : st_dz", "                ");
+    fprintf(f, "            }\n");
+}
+
 /* the interior row's code: the ring rows it lacks, its strips (the newest
  * row's slots, the gather, the value), the newest row's x ends, the row's
- * ends.  R->vdiag: the newest row (j - miny, k - minz) is computed whole
- * once per interior row, by that row's strips and end call, so those count
- * its values when it is interior (st_cnt; the rows of the catchup count
- * nothing): every interior row is counted once, by the interior row whose
- * newest row it is, or by itself when that row is not interior
- * (print_roll_own_value) */
+ * ends; in plane order (roll_plane_order) the catchup has computed the
+ * newest row whole.  R->vdiag: the newest row (j - miny, k - minz) is
+ * computed whole once per interior row, by that row's strips and end call,
+ * so those count its values when it is interior (st_cnt; the rows of the
+ * catchup count nothing): every interior row is counted once, by the
+ * interior row whose newest row it is, or by itself when that row is not
+ * interior (print_roll_own_value) */
 static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 {
-    const int D = in->P->s->dims;
+    const int D = in->P->s->dims, plane = roll_plane_order(R, in, vg);
     const char *K = D == 3 ? "k" : "0";
     fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
     /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
     print_roll_coefs(f, R, in);
-    print_roll_catchup(f, R, in);
+    print_roll_catchup(f, R, in, plane);
     /* the newest row's values are this row's to count when it is interior */
     if (R->vdiag) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
-    char xa[64], xb[64];
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
-    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
-    snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
-    snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
-    char cnt[256];
-    snprintf(cnt, sizeof cnt, "st_cnt ? st_dl : st_dz, st_i0 == st_ia ? stenc_imax(st_i0%+ld, st_dlo0) : st_i0, "
-             "st_ie == st_ib ? stenc_imin(st_ie%+ld, st_dhi0) : st_ie", -R->maxx, -R->minx);
-    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", cnt, "                ");
-    fprintf(f, "            }\n");
+    if (!plane) print_roll_newest_strip(f, R, in, vg, K);
     if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     roll_gather_call(f, in, gv);
     print_roll_strip_value(f, R, in, gv, K);
-    /* the newest row's x ends (only its ends gather reads them), then the ends */
-    fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
-    snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
-    snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
-    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, "st_cnt ? st_dl : st_dz", "                ");
-    fprintf(f, "            }\n");
+    if (!plane) print_roll_newest_ends(f, R, in, K);
     print_roll_ends(f, R, in);
     if (R->vdiag) print_roll_own_value(f, R, in);
     fprintf(f, "        }\n");
