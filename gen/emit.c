@@ -903,6 +903,7 @@ typedef struct {
     int vslot;           /* the slot of the reduction's value at each R point, or -1 */
     int vfrom;           /* the value is a function of the slots (vuse) at its R point */
     int vdiag;           /* 3D: the value is summed by the row functions of the newest row (roll_counts) */
+    int plane;           /* 3D gradients: the newest plane computed a tile's plane at a time (roll_plane_order) */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
@@ -1040,7 +1041,8 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
     for (int k = 0; k < R->nslot; ++k) {
         R->slot[k].base0 = R->size0;
         R->slot[k].base1 = R->size1;
-        if (R->slot[k].lag == 0) R->size0 += R->depth;
+        if (R->slot[k].lag == 0 && R->plane) R->size1 += 1; /* the newest plane's rows, all of them */
+        else if (R->slot[k].lag == 0) R->size0 += R->depth;
         else R->size1 += R->nplane; /* slots of the planes' bookkeeping: a plane's rows live as long as it says */
     }
 }
@@ -1050,7 +1052,8 @@ static void print_ring_row(FILE *f, const Roll *R, int k, const char *jq, const 
 {
     const Slot *sl = &R->slot[k];
     fprintf(f, "st_rb + (size_t)(%ld + %ld * st_tyr + ", sl->base0, sl->base1);
-    if (sl->lag == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
+    if (sl->lag == 0 && R->plane) fprintf(f, "(%s - st_jt)", jq);
+    else if (sl->lag == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
     else fprintf(f, "stenc_imod(%s, %d) * st_tyr + (%s - st_jt)", kq, R->nplane, jq);
     fprintf(f, ") * (size_t)st_rw");
 }
@@ -1370,16 +1373,16 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
 }
 
 /* Whether the newest plane's rows are computed a tile's plane at a time
- * (PLANE order: at the plane's first interior row, every row its interior
+ * (plane order: at the plane's first interior row, every row its interior
  * rows will need, then the gathers) rather than each row's newest row strip
- * by strip just before its gather: 3D gradients without values, whose
- * newest row counts nothing, and whose slots all keep whole planes (no
- * slot of rows rolling along y, size0, which rows computed ahead would
- * overwrite).  perf/NOTES.md section 32: the planes are then read and
- * written in long runs, 0.81-0.87 of the time at 384^3-512^3. */
-static int roll_plane_order(const Roll *R, const RollIn *in, int vg)
+ * by strip just before its gather: 3D gradients without values (their
+ * newest row counts nothing).  Their slots read in the newest plane alone
+ * (lag 0) then keep that plane's rows, not a few rows rolling along y
+ * (plan_roll).  perf/NOTES.md section 32: the planes are read and written
+ * in long runs. */
+static int roll_plane_order(const RollIn *in)
 {
-    return in->P->s->dims == 3 && !in->want_v && !vg && !R->vdiag && R->size0 == 0;
+    return in->P->s->dims == 3 && !in->want_v;
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
@@ -1877,6 +1880,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
     if (D < 2 || ndt < 2) return 0;
     for (int t = 0; t < ndt; ++t) any |= costly(in->P->part[t]);
     plan_box(s, ndt, in->P->dtaps, R);
+    R->plane = roll_plane_order(in);
     /* the value rides along with the newest row when that row is the point's
      * own (forward taps): the v row function returns the strip's sum; else it
      * has a slot of the ring when it can */
@@ -1973,7 +1977,7 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
  * interior (print_roll_own_value) */
 static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 {
-    const int D = in->P->s->dims, plane = roll_plane_order(R, in, vg);
+    const int D = in->P->s->dims, plane = R->plane;
     const char *K = D == 3 ? "k" : "0";
     fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
     /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
