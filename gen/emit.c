@@ -903,7 +903,7 @@ typedef struct {
     int vslot;           /* the slot of the reduction's value at each R point, or -1 */
     int vfrom;           /* the value is a function of the slots (vuse) at its R point */
     int vdiag;           /* 3D: the value is summed by the row functions of the newest row (roll_counts) */
-    int plane;           /* 3D gradients: the newest plane computed a tile's plane at a time (roll_plane_order) */
+    int plane;           /* 3D: the newest plane computed a tile's plane at a time (roll_plan) */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
@@ -1033,7 +1033,10 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
     }
     const int own = R->minx <= 0 && R->maxx >= 0 && R->miny <= 0 && R->maxy >= 0 && R->minz <= 0 && R->maxz >= 0;
     if (value && own && D == 3 && value_over_slots(value, dtaps, D, R)) R->vfrom = 1;
-    else if (value && own && D == 3) R->vdiag = 1;
+    else if (value && own && D == 3) {
+        R->vdiag = 1;
+        R->plane = 0; /* the newest row's strips count its values: row by row */
+    }
     else if (value && own && R->nslot < MAXTAP) {
         R->vslot = R->nslot++;
         R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0};
@@ -1372,18 +1375,6 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
     fprintf(f, ");\n");
 }
 
-/* Whether the newest plane's rows are computed a tile's plane at a time
- * (plane order: at the plane's first interior row, every row its interior
- * rows will need, then the gathers) rather than each row's newest row strip
- * by strip just before its gather: 3D gradients without values (their
- * newest row counts nothing).  Their slots read in the newest plane alone
- * (lag 0) then keep that plane's rows, not a few rows rolling along y
- * (plan_roll).  perf/NOTES.md section 32: the planes are read and written
- * in long runs. */
-static int roll_plane_order(const RollIn *in)
-{
-    return in->P->s->dims == 3 && !in->want_v;
-}
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
  * not hold: per plane slot, the tile, plane and row range [st_hl, st_hh]
@@ -1880,11 +1871,18 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
     if (D < 2 || ndt < 2) return 0;
     for (int t = 0; t < ndt; ++t) any |= costly(in->P->part[t]);
     plan_box(s, ndt, in->P->dtaps, R);
-    R->plane = roll_plane_order(in);
     /* the value rides along with the newest row when that row is the point's
      * own (forward taps): the v row function returns the strip's sum; else it
      * has a slot of the ring when it can */
     *vg = in->want_v && R->minz == 0 && R->miny == 0 && R->minx <= 0 && R->maxx >= 0;
+    /* 3D: the newest plane's rows a tile's plane at a time (at the plane's
+     * first interior row, every row its interior rows will need, then the
+     * gathers) rather than each row's newest row strip by strip just before
+     * its gather, unless that row's strips carry values (vg, vdiag).  The
+     * slots read in the newest plane alone (lag 0) then keep that plane's
+     * rows, not a few rows rolling along y (plan_roll).  perf/NOTES.md
+     * section 32: the planes are read and written in long runs. */
+    R->plane = D == 3 && !*vg;
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
     const int vs = R->vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
@@ -1968,7 +1966,7 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
 
 /* the interior row's code: the ring rows it lacks, its strips (the newest
  * row's slots, the gather, the value), the newest row's x ends, the row's
- * ends; in plane order (roll_plane_order) the catchup has computed the
+ * ends; in plane order (R->plane) the catchup has computed the
  * newest row whole.  R->vdiag: the newest row (j - miny, k - minz) is
  * computed whole once per interior row, by that row's strips and end call,
  * so those count its values when it is interior (st_cnt; the rows of the
