@@ -1033,10 +1033,7 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
     }
     const int own = R->minx <= 0 && R->maxx >= 0 && R->miny <= 0 && R->maxy >= 0 && R->minz <= 0 && R->maxz >= 0;
     if (value && own && D == 3 && value_over_slots(value, dtaps, D, R)) R->vfrom = 1;
-    else if (value && own && D == 3) {
-        R->vdiag = 1;
-        R->plane = 0; /* the newest row's strips count its values: row by row */
-    }
+    else if (value && own && D == 3) R->vdiag = 1;
     else if (value && own && R->nslot < MAXTAP) {
         R->vslot = R->nslot++;
         R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0};
@@ -1376,32 +1373,49 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
 }
 
 
+/* In plane order, whether the newest plane's row st_jq counts its values
+ * (R->vdiag) as row (j, k)'s catchup computes it: when it is interior and
+ * the interior row whose newest row it is comes at or after row j in this
+ * chunk (the rows before counted theirs), so each interior row once */
+static void print_plane_counts(const Roll *R, char *cnt, size_t n, char *cnte, size_t ne)
+{
+    char own[96];
+    snprintf(own, sizeof own, "st_jq >= j%+ld && st_jq < st_ihi1 && st_kq < st_ihi2", -R->miny);
+    snprintf(cnt, n, "%s ? st_dl : st_dz, stenc_imax(st_ia%+ld, st_dlo0), stenc_imin(st_ib%+ld, st_dhi0)", own,
+             -R->maxx, -R->minx);
+    snprintf(cnte, ne, "%s ? st_dl : st_dz", own);
+}
+
 /* The rows of each plane of R points that row (j, k) needs and the ring does
  * not hold: per plane slot, the tile, plane and row range [st_hl, st_hh]
  * computed last (contiguous); a miss recomputes the whole range.  The newest
  * plane's newest row is left to the strips, or with PLANE order its rows up
- * to the newest of the tile's plane's last interior row (st_th - st_jj rows
- * from j on) are computed here at once. */
+ * to the newest of the last interior row of the tile's plane in this chunk
+ * (at most st_th - st_jj and st_r1 - st_r rows from j on) are computed here
+ * at once, counting values as print_plane_counts says. */
 static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in, int plane)
 {
     const int D = in->P->s->dims;
     const char *K = D == 3 ? "k" : "0", *T = D == 3 ? "st_t" : "0";
-    char xa[64], xb[64];
+    char xa[64], xb[64], cnt[256], cnte[128];
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    print_plane_counts(R, cnt, sizeof cnt, cnte, sizeof cnte);
     for (int L = R->nplane - 1; L >= 0; --L) {
+        const int ahead = plane && L == 0;
         fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_s = stenc_imod(st_kq, %d);\n",
                 K, -R->minz - L, R->nplane);
-        if (plane && L == 0)
-            fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = stenc_imin(j + st_th - st_jj - 1, st_ihi1 - 1)%+ld;\n",
+        if (ahead)
+            fprintf(f, "                const ptrdiff_t st_ja = j%+ld, "
+                       "st_jb = stenc_imin(j + stenc_imin(st_th - st_jj, st_r1 - st_r) - 1, st_ihi1 - 1)%+ld;\n",
                     -R->maxy, -R->miny);
         else fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j%+ld;\n", -R->maxy, -R->miny - (L == 0));
         fprintf(f, "                ptrdiff_t st_j0 = st_ja;\n");
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
         fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
         fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq) {\n");
-        roll_call(f, R, in, L, 0, 0, xa, xb, "1", NULL, "                    ");
-        roll_call(f, R, in, L, 0, 1, xa, xb, NULL, NULL, "                    ");
+        roll_call(f, R, in, L, 0, 0, xa, xb, "1", ahead ? cnt : NULL, "                    ");
+        roll_call(f, R, in, L, 0, 1, xa, xb, NULL, ahead ? cnte : NULL, "                    ");
         fprintf(f, "                }\n");
         /* the newest plane's newest row is computed by the strips below */
         if (plane && L == 0) fprintf(f, "                if (st_jb > st_hh[st_s]) st_hh[st_s] = st_jb;\n            }\n");
@@ -1878,7 +1892,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
     /* 3D: the newest plane's rows a tile's plane at a time (at the plane's
      * first interior row, every row its interior rows will need, then the
      * gathers) rather than each row's newest row strip by strip just before
-     * its gather, unless that row's strips carry values (vg, vdiag).  The
+     * its gather, unless that row's strips return values (vg).  The
      * slots read in the newest plane alone (lag 0) then keep that plane's
      * rows, not a few rows rolling along y (plan_roll).  perf/NOTES.md
      * section 32: the planes are read and written in long runs. */
@@ -1984,7 +1998,7 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     print_roll_coefs(f, R, in);
     print_roll_catchup(f, R, in, plane);
     /* the newest row's values are this row's to count when it is interior */
-    if (R->vdiag) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
+    if (R->vdiag && !plane) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
     if (!plane) print_roll_newest_strip(f, R, in, vg, K);
