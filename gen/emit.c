@@ -1372,7 +1372,6 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
     fprintf(f, ");\n");
 }
 
-
 /* In plane order, whether the newest plane's row st_jq counts its values
  * (R->vdiag) as row (j, k)'s catchup computes it: when it is interior and
  * the interior row whose newest row it is comes at or after row j in this
@@ -1417,8 +1416,8 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in, int pla
         roll_call(f, R, in, L, 0, 0, xa, xb, "1", ahead ? cnt : NULL, "                    ");
         roll_call(f, R, in, L, 0, 1, xa, xb, NULL, ahead ? cnte : NULL, "                    ");
         fprintf(f, "                }\n");
-        /* the newest plane's newest row is computed by the strips below */
-        if (plane && L == 0) fprintf(f, "                if (st_jb > st_hh[st_s]) st_hh[st_s] = st_jb;\n            }\n");
+        /* in row order the newest plane's newest row is computed by the strips below */
+        if (ahead) fprintf(f, "                if (st_jb > st_hh[st_s]) st_hh[st_s] = st_jb;\n            }\n");
         else fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
     }
 }
@@ -1980,11 +1979,12 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
 
 /* the interior row's code: the ring rows it lacks, its strips (the newest
  * row's slots, the gather, the value), the newest row's x ends, the row's
- * ends; in plane order (R->plane) the catchup has computed the
- * newest row whole.  R->vdiag: the newest row (j - miny, k - minz) is
- * computed whole once per interior row, by that row's strips and end call,
- * so those count its values when it is interior (st_cnt; the rows of the
- * catchup count nothing): every interior row is counted once, by the
+ * ends; in plane order (R->plane) the catchup has computed the newest row
+ * whole.  R->vdiag: the newest row (j - miny, k - minz) is computed whole
+ * once per interior row, in row order by that row's strips and end call,
+ * which count its values when it is interior (st_cnt; the rows of the
+ * catchup count nothing), in plane order by the catchup that computes it
+ * (print_plane_counts): every interior row is counted once, by the
  * interior row whose newest row it is, or by itself when that row is not
  * interior (print_roll_own_value) */
 static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
