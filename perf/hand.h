@@ -276,6 +276,17 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
  * kept in a ring of the rows (2D) or planes of a y tile (3D) it is needed
  * for, and L applied to it as the gradient's row is written, so the arrays
  * are read and written once, as by a copy ---- */
+/* y tiles of about TY rows for NY rows: a multiple of the threads, at most NY */
+static size_t hand_tiles(size_t ny, size_t ty)
+{
+    size_t nthr = 1;
+#ifdef _OPENMP
+    nthr = (size_t)omp_get_max_threads();
+#endif
+    const size_t ntile = ((ny + ty - 1) / ty + nthr - 1) / nthr * nthr;
+    return ntile > ny ? ny : ntile;
+}
+
 /* one row of s L r (rows R around it, neighbours clamped at the edges) into o */
 static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o)
 {
@@ -318,15 +329,8 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
 #define HAND_LAP_RING ((size_t)1 << 20)
 static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g)
 {
-    const size_t P = nx * ny;
-    size_t ty = HAND_LAP_RING / (3 * sizeof(float) * nx), nthr = 1;
-    ty = ty < 4 ? 2 : ty - 2;
-#ifdef _OPENMP
-    nthr = (size_t)omp_get_max_threads();
-#endif
-    size_t ntile = (ny + ty - 1) / ty;
-    ntile = (ntile + nthr - 1) / nthr * nthr;
-    if (ntile > ny) ntile = ny;
+    const size_t P = nx * ny, ty = HAND_LAP_RING / (3 * sizeof(float) * nx);
+    const size_t ntile = hand_tiles(ny, ty < 4 ? 2 : ty - 2);
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
@@ -434,14 +438,8 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
     const float w[3] = {wx, wy, wz};
     /* rows a tile: a ring of about 4 MiB (18 rows a tile row), less the
      * halo rows; the tiles' number a multiple of the threads' */
-    size_t ty = ((size_t)4 << 20) / (18 * sizeof(float) * rs), nthr = 1;
-    ty = ty < 6 ? 4 : ty - 2;
-#ifdef _OPENMP
-    nthr = (size_t)omp_get_max_threads();
-#endif
-    size_t ntile = (ny + ty - 1) / ty;
-    ntile = (ntile + nthr - 1) / nthr * nthr;
-    if (ntile > ny) ntile = ny;
+    const size_t ty = ((size_t)4 << 20) / (18 * sizeof(float) * rs);
+    const size_t ntile = hand_tiles(ny, ty < 6 ? 4 : ty - 2);
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
