@@ -31,7 +31,7 @@ else
   bin=build/bins-gpu; mkdir -p "$bin"
   t="build/bin/stenc-deconv build/bin/stenc-gpu-bench build/tests/test_cuda build/tests/test_deconv_gpu"
   if ! make -j"$(nproc)" all $t > "$res/build.log" 2>&1; then
-    echo "build failed"; tail -30 "$res/build.log"; tar -czf "$out/gpu-results.tar.gz" -C "$res" .; exit 1
+    echo "build failed"; tail -30 "$res/build.log"; pack; exit 1
   fi
   cp $t "$bin/"
 fi
@@ -55,21 +55,21 @@ echo "== GPU benchmarks"
 timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/stenc-gpu-bench" $q --csv "$res/gpu_results.csv" 2>&1 | tee "$res/bench.log"
 python3 perf/summary.py "$res/gpu_results.csv" > "$res/gpu_summary.md" 2>/dev/null || true
 pack
-if [ -x "$bin/l1/stenc-gpu-bench" ]; then
-  echo "== z-marching without the register plane cache (STENC_CUDA_ZCACHE=0): tests, then the 3D benchmarks"
-  { "$bin/l1/test_cuda"; echo "test_cuda (l1) exit $?"; } 2>&1 | tee -a "$res/test.log"
-  timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/l1/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_l1.csv" 2>&1 | tee "$res/bench_l1.log"
-  # the plane cache's time over the L1 loads', per 3D entry
-  python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_l1.csv" > "$res/gpu_summary_zcache.md" 2>/dev/null || true
+# variant NAME WHAT COMPARE: a variant's build (bin/NAME, gpu-prep.sh):
+# its tests and 3D benchmarks, and the default's time over its, per 3D
+# entry, into COMPARE; fails when the carry has no such build
+variant() {
+  local b="$bin/$1"
+  [ -x "$b/stenc-gpu-bench" ] || return 1
+  echo "== $2: tests, then the 3D benchmarks"
+  { "$b/test_cuda"; echo "test_cuda ($1) exit $?"; } 2>&1 | tee -a "$res/test.log"
+  timeout "${GPU_BENCH_TIMEOUT:-300}" "$b/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_$1.csv" 2>&1 | tee "$res/bench_$1.log"
+  python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_$1.csv" > "$res/$3" 2>/dev/null || true
   pack
-fi
-if [ -x "$bin/rows/stenc-gpu-bench" ]; then
-  echo "== the 3D loops one block per row (STENC_CUDA_ZMARCH=0): tests, then the 3D benchmarks"
-  { "$bin/rows/test_cuda"; echo "test_cuda (rows) exit $?"; } 2>&1 | tee -a "$res/test.log"
-  timeout "${GPU_BENCH_TIMEOUT:-300}" "$bin/rows/stenc-gpu-bench" $q --3d --csv "$res/gpu_results_rows.csv" 2>&1 | tee "$res/bench_rows.log"
+}
+variant l1 "z-marching without the register plane cache (STENC_CUDA_ZCACHE=0)" gpu_summary_zcache.md
+if variant rows "the 3D loops one block per row (STENC_CUDA_ZMARCH=0)" gpu_summary.md; then
   python3 perf/summary.py "$res/gpu_results_rows.csv" > "$res/gpu_summary_rows.md" 2>/dev/null || true
-  # the z-march's time over the row loop's, per 3D entry
-  python3 perf/summary.py "$res/gpu_results.csv" "$res/gpu_results_rows.csv" > "$res/gpu_summary.md" 2>/dev/null || true
 fi
 pack
 echo "results in $out/gpu-results.tar.gz"
