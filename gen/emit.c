@@ -1388,11 +1388,11 @@ static void print_plane_counts(const Roll *R, char *cnt, size_t n, char *cnte, s
 /* The rows of each plane of R points that row (j, k) needs and the ring does
  * not hold: per plane slot, the tile, plane and row range [st_hl, st_hh]
  * computed last (contiguous); a miss recomputes the whole range.  The newest
- * plane's newest row is left to the strips, or with PLANE order its rows up
+ * plane's newest row is left to the strips, or in plane order (R->plane) its rows up
  * to the newest of the last interior row of the tile's plane in this chunk
  * (at most st_th - st_jj and st_r1 - st_r rows from j on) are computed here
  * at once, counting values as print_plane_counts says. */
-static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in, int plane)
+static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
 {
     const int D = in->P->s->dims;
     const char *K = D == 3 ? "k" : "0", *T = D == 3 ? "st_t" : "0";
@@ -1401,7 +1401,7 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in, int pla
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
     print_plane_counts(R, cnt, sizeof cnt, cnte, sizeof cnte);
     for (int L = R->nplane - 1; L >= 0; --L) {
-        const int ahead = plane && L == 0;
+        const int ahead = R->plane && L == 0;
         fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_s = stenc_imod(st_kq, %d);\n",
                 K, -R->minz - L, R->nplane);
         if (ahead)
@@ -1996,7 +1996,7 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
     print_roll_coefs(f, R, in);
-    print_roll_catchup(f, R, in, plane);
+    print_roll_catchup(f, R, in);
     /* the newest row's values are this row's to count when it is interior */
     if (R->vdiag && !plane) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
