@@ -1387,10 +1387,10 @@ static void print_plane_counts(const Roll *R, char *cnt, size_t n, char *cnte, s
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
  * not hold: per plane slot, the tile, plane and row range [st_hl, st_hh]
- * computed last (contiguous); a miss recomputes the whole range.  The newest
- * plane's newest row is left to the strips.  In plane order (R->plane) the
- * rows are those of the run of st_nr rows from j on (print_roll_row): every
- * plane's rows up to the run's last row's, the newest plane's at once,
+ * computed last (contiguous); a miss recomputes the whole range.  3D: for
+ * the run of st_nr rows from j on (print_roll_row), every plane's rows up
+ * to the run's last row's; in row order the newest plane's newest rows are
+ * left to the strips, in plane order (R->plane) computed here at once,
  * counting values as print_plane_counts says. */
 static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
 {
@@ -1404,7 +1404,8 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         const int ahead = R->plane && L == 0;
         fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_s = stenc_imod(st_kq, %d);\n",
                 K, -R->minz - L, R->nplane);
-        if (R->plane) fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j + st_nr - 1%+ld;\n", -R->maxy, -R->miny);
+        if (D == 3 && (R->plane || L > 0))
+            fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j + st_nr%+ld;\n", -R->maxy, -1 - R->miny);
         else fprintf(f, "                const ptrdiff_t st_ja = j%+ld, st_jb = j%+ld;\n", -R->maxy, -R->miny - (L == 0));
         fprintf(f, "                ptrdiff_t st_j0 = st_ja;\n");
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
@@ -1413,8 +1414,9 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         roll_call(f, R, in, L, 0, 0, xa, xb, "1", ahead ? cnt : NULL, "                    ");
         roll_call(f, R, in, L, 0, 1, xa, xb, NULL, ahead ? cnte : NULL, "                    ");
         fprintf(f, "                }\n");
-        /* in row order the newest plane's newest row is computed by the strips below */
-        if (R->plane) fprintf(f, "                if (st_jb > st_hh[st_s]) st_hh[st_s] = st_jb;\n            }\n");
+        /* in row order the newest plane's newest rows are computed by the strips below */
+        if (D == 3) fprintf(f, "                if (j + st_nr%+ld > st_hh[st_s]) st_hh[st_s] = j + st_nr%+ld;\n            }\n",
+                            -1 - R->miny, -1 - R->miny);
         else fprintf(f, "                if (j%+ld > st_hh[st_s]) st_hh[st_s] = j%+ld;\n            }\n", -R->miny, -R->miny);
     }
 }
@@ -1983,10 +1985,10 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
  * catchup count nothing), in plane order by the catchup that computes it
  * (print_plane_counts): every interior row is counted once, by the
  * interior row whose newest row it is, or by itself when that row is not
- * interior (print_roll_own_value).  In plane order a run of st_nr rows (the
- * rest of the tile's plane in the chunk's interior) shares one catchup,
- * then each runs its strips and ends; the chunk's loop then skips them
- * (perf/NOTES.md section 33: the per-row checks and calls cost 4-10%). */
+ * interior (print_roll_own_value).  3D: a run of st_nr rows (the rest of
+ * the tile's plane in the chunk's interior) shares one catchup, then each
+ * runs its strips and ends; the chunk's loop then skips them (perf/NOTES.md
+ * section 33: the per-row checks cost 1-10% of the time). */
 static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 {
     const int D = in->P->s->dims, plane = R->plane;
@@ -1996,11 +1998,11 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
     print_roll_coefs(f, R, in);
-    if (plane) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j);\n");
+    if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j);\n");
     print_roll_catchup(f, R, in);
     /* the newest row's values are this row's to count when it is interior */
     if (R->vdiag && !plane) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
-    if (plane) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
+    if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
                "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
@@ -2011,7 +2013,7 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (!plane) print_roll_newest_ends(f, R, in, K);
     print_roll_ends(f, R, in);
     if (R->vdiag) print_roll_own_value(f, R, in);
-    if (plane) fprintf(f, "            }\n            }\n            st_r += st_nr - 1, st_jj += st_nr - 1;\n");
+    if (D == 3) fprintf(f, "            }\n            }\n            st_r += st_nr - 1, st_jj += st_nr - 1;\n");
     fprintf(f, "        }\n");
 }
 
