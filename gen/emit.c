@@ -1951,41 +1951,37 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
     fprintf(f, "            }]])\n            }\n");
 }
 
-/* the newest row's strip [st_i0, st_ie) of slots, counting its values where
- * the row has them (R->vdiag: st_cnt) */
+/* row order: the newest row's strip [st_i0, st_ie) of slots (VG: and its
+ * values; R->vdiag entries are in plane order, so nothing is counted here) */
 static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
 {
-    char xa[64], xb[64], cnt[256];
+    char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
-    snprintf(cnt, sizeof cnt, "st_cnt ? st_dl : st_dz, st_i0 == st_ia ? stenc_imax(st_i0%+ld, st_dlo0) : st_i0, "
-             "st_ie == st_ib ? stenc_imin(st_ie%+ld, st_dhi0) : st_ie", -R->maxx, -R->minx);
-    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", cnt, "                ");
+    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, "                ");
     fprintf(f, "            }\n");
 }
 
-/* the newest row's x ends (only the row's ends gather reads them) */
+/* row order: the newest row's x ends (only the row's ends gather reads them) */
 static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
-    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, "st_cnt ? st_dl : st_dz", "                ");
+    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, NULL, "                ");
     fprintf(f, "            }\n");
 }
 
 /* the interior row's code: the ring rows it lacks, its strips (the newest
  * row's slots, the gather, the value), the newest row's x ends, the row's
  * ends; in plane order (R->plane) the catchup has computed the newest row
- * whole.  R->vdiag: the newest row (j - miny, k - minz) is computed whole
- * once per interior row, in row order by that row's strips and end call,
- * which count its values when it is interior (st_cnt; the rows of the
- * catchup count nothing), in plane order by the catchup that computes it
- * (print_plane_counts): every interior row is counted once, by the
- * interior row whose newest row it is, or by itself when that row is not
- * interior (print_roll_own_value).  3D: a run of st_nr rows (the rest of
+ * whole.  R->vdiag (always in plane order: its value is no vg): the newest
+ * row (j - miny, k - minz) is computed whole once, by the catchup, which
+ * counts its values (print_plane_counts): every interior row is counted
+ * once, by the interior row whose newest row it is, or by itself when that
+ * row is not interior (print_roll_own_value).  3D: a run of st_nr rows (the rest of
  * the tile's plane in the chunk's interior) shares one catchup, then each
  * runs its strips and ends; the chunk's loop then skips them (perf/NOTES.md
  * section 33: the per-row checks cost 1-10% of the time). */
@@ -2000,8 +1996,6 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     print_roll_coefs(f, R, in);
     if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j);\n");
     print_roll_catchup(f, R, in);
-    /* the newest row's values are this row's to count when it is interior */
-    if (R->vdiag && !plane) fprintf(f, "            const int st_cnt = j%+ld < st_ihi1 && k%+ld < st_ihi2;\n", -R->miny, -R->minz);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
