@@ -904,6 +904,8 @@ typedef struct {
     int vfrom;           /* the value is a function of the slots (vuse) at its R point */
     int vdiag;           /* 3D: the value is summed by the row functions of the newest row (roll_counts) */
     int plane;           /* 3D: the newest plane computed a tile's plane at a time (roll_plan) */
+    int ext;             /* 3D: rows [rlo, n - rhi) in y and z roll, wider than the gather's interior (roll_extend) */
+    long rlo[3], rhi[3];
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
@@ -1379,10 +1381,25 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
 static void print_plane_counts(const Roll *R, char *cnt, size_t n, char *cnte, size_t ne)
 {
     char own[96];
-    snprintf(own, sizeof own, "st_jq >= j%+ld && st_jq < st_ihi1 && st_kq < st_ihi2", -R->miny);
+    snprintf(own, sizeof own, "st_jq >= j%+ld && st_jq < st_rhi1 && st_kq < st_rhi2", -R->miny);
     snprintf(cnt, n, "%s ? st_dl : st_dz, stenc_imax(st_ia%+ld, st_dlo0), stenc_imin(st_ib%+ld, st_dhi0)", own,
              -R->maxx, -R->minx);
     snprintf(cnte, ne, "%s ? st_dl : st_dz", own);
+}
+
+/* R->ext: an R row whose reads leave the grid in y or z, or that lies
+ * outside the value's domain, comes from the mapped row function (zeros
+ * outside the domain); the others from the plain ones (the caller's calls,
+ * in the else branch this opens) */
+static void print_mapped_dispatch(FILE *f, const RollIn *in, int L)
+{
+    const long *omin = in->P->omin, *omax = in->P->omax;
+    fprintf(f, "                    const int st_dom = st_jq >= st_dlo1 && st_jq < st_dhi1 && st_kq >= st_dlo2 && st_kq < st_dhi2;\n");
+    fprintf(f, "                    if (!st_dom || st_jq < %ld || st_jq >= st_n1 - %ld || st_kq < %ld || st_kq >= st_n2 - %ld)\n",
+            -omin[1], omax[1], -omin[2], omax[2]);
+    fprintf(f, "                        %s_roll%dm_[[]]stn_sfx[[]](st_jq, st_kq", in->fn, L);
+    print_roll_inputs(f, in, IN_ARGS);
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, st_mode, st_dlo0, st_dhi0, !st_dom);\n                    else {\n");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
@@ -1411,9 +1428,10 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, "                if (st_ht[st_s] == %s && st_hk[st_s] == st_kq && st_hl[st_s] <= st_ja) st_j0 = st_hh[st_s] + 1;\n", T);
         fprintf(f, "                else { st_ht[st_s] = %s; st_hk[st_s] = st_kq; st_hl[st_s] = st_ja; st_hh[st_s] = st_ja - 1; }\n", T);
         fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq) {\n");
+        if (R->ext) print_mapped_dispatch(f, in, L);
         roll_call(f, R, in, L, 0, 0, xa, xb, "1", ahead ? cnt : NULL, "                    ");
         roll_call(f, R, in, L, 0, 1, xa, xb, NULL, ahead ? cnte : NULL, "                    ");
-        fprintf(f, "                }\n");
+        fprintf(f, "                }\n%s", R->ext ? "                }\n" : "");
         /* in row order the newest plane's newest rows are computed by the strips below */
         if (D == 3) fprintf(f, "                if (j + st_nr%+ld > st_hh[st_s]) st_hh[st_s] = j + st_nr%+ld;\n            }\n",
                             -1 - R->miny, -1 - R->miny);
@@ -1434,6 +1452,14 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
             R->nplane);
     fprintf(a, "        st_rs[0] = st_c + 1;\n");
     if (D == 3) fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
+    /* 3D: the rows that roll (stn_loops' st_in); R->ext: wider than the interior when the row is (roll_extend) */
+    if (D == 3 && R->ext)
+        fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0;\n"
+                   "        const ptrdiff_t st_rlo1 = st_rx ? %ld : st_ilo1, st_rhi1 = st_rx ? st_n1 - %ld : st_ihi1;\n"
+                   "        const ptrdiff_t st_rlo2 = st_rx ? %ld : st_ilo2, st_rhi2 = st_rx ? st_n2 - %ld : st_ihi2;\n",
+                R->rlo[1], R->rhi[1], R->rlo[2], R->rhi[2]);
+    else if (D == 3)
+        fprintf(a, "        const ptrdiff_t st_rlo1 = st_ilo1, st_rhi1 = st_ihi1, st_rlo2 = st_ilo2, st_rhi2 = st_ihi2;\n");
     else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
     /* R->vdiag: where the rows the chunk does not count add their values */
     if (R->vdiag) fprintf(a, "        double st_dz[STENC_VLB / sizeof(float)] = {0};\n");
@@ -1697,6 +1723,27 @@ static void slots_xreach(const Roll *R, long *lo, long *hi)
     }
 }
 
+/* An R row's slots ROOTS, stored by FM, for x in [st_dlo0, st_dhi0): the
+ * y/z reads mapped and hoisted (SH: pr_hoisted_yz's lines), the x reads
+ * direct where they are inside and mapped at the row's ends */
+static void print_mapped_row(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr, const char *sh,
+                             const char *const *vars)
+{
+    long xlo, xhi;
+    slots_xreach(R, &xlo, &xhi);
+    fprintf(f, "%s", sh);
+    fprintf(f, "    const ptrdiff_t st_xa = stenc_iclamp(%ld, st_dlo0, st_dhi0), st_xb = stenc_iclamp(st_n0 - %ld, st_xa, st_dhi0);\n",
+            -xlo, xhi);
+    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars};
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
+    pr_c_block(f, &ph, roots, nr, fm, "        ");
+    fprintf(f, "    }\n    for (int st_h = 0; st_h < 2; ++st_h) {\n"
+               "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo0) : st_dlo0, st_eb = st_h ? st_dhi0 : st_xa;\n"
+               "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
+    pr_c_block(f, &pm, roots, nr, fm, "        ");
+    fprintf(f, "    }\n    }\n");
+}
+
 /* The function that returns R row (st_p1, st_p2) from the cache, computing
  * it on a miss: every slot but the value's, x in [st_dlo0, st_dhi0), the
  * y/z reads mapped (hoisted), the x reads direct where they are inside and
@@ -1721,8 +1768,6 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
     char *sh = str_close(&h);
     if (!ok) { free(sh); return 0; }
     ex_share_weights(roots, nr);
-    long xlo, xhi;
-    slots_xreach(R, &xlo, &xhi);
     fprintf(f, "stn_c_only([[static STENC_NOINLINE const stn_real *%s_bget_[[]]stn_sfx[[]](ptrdiff_t st_p1, ptrdiff_t st_p2", in->fn);
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_bb, ptrdiff_t *st_bt, ptrdiff_t st_rw, int st_mode, ptrdiff_t st_dlo0, ptrdiff_t st_dhi0)\n{\n");
@@ -1731,18 +1776,54 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
     fprintf(f, "    stn_real *stn_restrict st_we = st_bb + (size_t)st_e * (size_t)(%d * st_rw);\n", c->ns);
     fprintf(f, "    if (st_bt[st_e] == st_key) return st_we;\n    st_bt[st_e] = st_key;\n    const int mode = st_mode; (void)mode;");
     print_roll_input_setup(f, in);
-    fprintf(f, "%s", sh);
+    print_mapped_row(f, R, in, roots, fm, nr, sh, vars);
     free(sh);
-    fprintf(f, "    const ptrdiff_t st_xa = stenc_iclamp(%ld, st_dlo0, st_dhi0), st_xb = stenc_iclamp(st_n0 - %ld, st_xa, st_dhi0);\n",
-            -xlo, xhi);
-    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars};
-    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
-    pr_c_block(f, &ph, roots, nr, fm, "        ");
-    fprintf(f, "    }\n    for (int st_h = 0; st_h < 2; ++st_h) {\n"
-               "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo0) : st_dlo0, st_eb = st_h ? st_dhi0 : st_xa;\n"
-               "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
-    pr_c_block(f, &pm, roots, nr, fm, "        ");
-    fprintf(f, "    }\n    }\n    return st_we;\n}\n]])\n");
+    fprintf(f, "    return st_we;\n}\n]])\n");
+    return 1;
+}
+
+/* The function that computes R row (st_jq, st_kq) into the ring, lag planes
+ * behind the newest, by mapped reads (the rows at the faces that R->ext's
+ * rows need, roll_extend), or zeros (st_zero: outside the value's domain
+ * in valid mode).  0 when an offset is too large to hoist. */
+static int roll_mapped_helper(FILE *f, const Roll *R, const RollIn *in, int lag)
+{
+    static const char *vars[3] = {"i", "st_jq", "st_kq"};
+    Node *roots[MAXTAP];
+    char fmb[MAXTAP][48];
+    const char *fm[MAXTAP];
+    int nr = 0;
+    for (int k = 0; k < R->nslot; ++k) {
+        if (R->slot[k].lag < lag) continue;
+        roots[nr] = R->slot[k].f;
+        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
+        fm[nr] = fmb[nr];
+        ++nr;
+    }
+    Str h;
+    str_open(&h);
+    const int ok = pr_hoisted_yz(h.f, in->P->s, roots, nr, vars, "    ");
+    char *sh = str_close(&h);
+    if (!ok) { free(sh); return 0; }
+    ex_share_weights(roots, nr);
+    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%dm_[[]]stn_sfx[[]](ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag);
+    print_roll_inputs(f, in, IN_PARAMS);
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, int st_mode, ptrdiff_t st_dlo0, "
+               "ptrdiff_t st_dhi0, int st_zero)\n{\n    const int mode = st_mode; (void)mode; (void)st_tyr; (void)st_jt;");
+    print_roll_input_setup(f, in);
+    for (int k = 0; k < R->nslot; ++k) {
+        if (R->slot[k].lag < lag) continue;
+        fprintf(f, "    stn_real *stn_restrict st_w%d = ", k);
+        print_ring_row(f, R, k, "st_jq", "st_kq");
+        fprintf(f, ";\n");
+    }
+    fprintf(f, "    if (st_zero) {\n");
+    for (int k = 0; k < R->nslot; ++k)
+        if (R->slot[k].lag >= lag) fprintf(f, "        for (ptrdiff_t i = 0; i < st_n0; ++i) st_w%d[i] = 0;\n", k);
+    fprintf(f, "        return;\n    }\n");
+    print_mapped_row(f, R, in, roots, fm, nr, sh, vars);
+    free(sh);
+    fprintf(f, "}\n]])\n");
     return 1;
 }
 
@@ -1873,6 +1954,26 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
     return str_close(&b);
 }
 
+/* 3D: the rows that roll, in y and z: those whose transposed sum has no
+ * mapped tap (Neumann maps only onto the faces, periodic onto the omax
+ * rows after the low face and the -omin before the high one) and whose R
+ * rows exist, [max(omax, omin < 0), n - max(-omin, omax > 0)); wider than
+ * the gather's interior when the taps reach both ways (the Laplacian,
+ * central differences: rows and planes 1 and n-2).  R rows at the faces
+ * then come from the mapped row functions (roll_mapped_helper); perf/NOTES.md
+ * section 33 item 5. */
+static void roll_extend(const RollIn *in, Roll *R)
+{
+    const RedPlan *P = in->P;
+    R->ext = 0;
+    for (int d = 1; d < 3; ++d) {
+        const long omin = P->omin[d], omax = P->omax[d], w = omax - omin;
+        R->rlo[d] = omax > (omin < 0) ? omax : (omin < 0);
+        R->rhi[d] = -omin > (omax > 0) ? -omin : (omax > 0);
+        if (R->rlo[d] < (w > -omin ? w : -omin) || R->rhi[d] < (w > omax ? w : omax)) R->ext = 1;
+    }
+}
+
 /* Plan: whether an interior row rolls its partial rows (R, the ring's plan;
  * *vg: the value rides with the newest row), or uses the direct gather */
 static int roll_plan(const RollIn *in, Roll *R, int *vg)
@@ -1895,6 +1996,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
      * rows, not a few rows rolling along y (plan_roll).  perf/NOTES.md
      * section 32: the planes are read and written in long runs. */
     R->plane = D == 3 && !*vg;
+    if (D == 3 && R->plane) roll_extend(in, R);
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
     const int vs = R->vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
@@ -1942,7 +2044,7 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
     const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
     const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
     Node *root = in->P->rv.f;
-    fprintf(f, "            if (j%+ld < st_ilo1 || k%+ld < st_ilo2) {\n", R->miny, R->minz);
+    fprintf(f, "            if (j%+ld < st_rlo1 || k%+ld < st_rlo2) {\n", R->miny, R->minz);
     fprintf(f, "            for (int st_h = 0; st_h < 2; ++st_h)\n"
                "            for (ptrdiff_t i = st_h ? stenc_imax(st_ib, st_dlo0) : st_dlo0; i < (st_h ? st_dhi0 : stenc_imin(st_ia, st_dhi0)); ++i)\n"
                "                st_acc += (double)%s;\n", in->mval);
@@ -1994,7 +2096,7 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
     print_roll_coefs(f, R, in);
-    if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_ihi1 - j);\n");
+    if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_rhi1 - j);\n");
     print_roll_catchup(f, R, in);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
@@ -2027,6 +2129,14 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
+    if (R.ext) { /* the faces' rows by mapped reads: every lag's function, or no extension */
+        Str m;
+        str_open(&m);
+        for (int L = 0; L < R.nplane && R.ext; ++L) R.ext = roll_mapped_helper(m.f, &R, in, L);
+        char *sm = str_close(&m);
+        if (R.ext) fprintf(help, "%s", sm);
+        free(sm);
+    }
     const int gv = vg || R.vslot >= 0 || R.vfrom || R.vdiag; /* the gather computes no values: they come from elsewhere */
     roll_gather_helper(help, &R, in, gv);
     Str a, b, c, rs;

@@ -344,7 +344,9 @@ m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
 # row's interior and, after it, its x ends (perf/NOTES.md section 27 item
 # 4, section 29 item 4, section 30 item 2);
 # stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
-# from its ring), stn_j_ends then runs only rows too short for an interior.  Interior sums:
+# from its ring), stn_j_ends then runs only rows too short for an interior;
+# in 3D its rows are those inside [st_rlo, st_rhi) (y, z), which
+# stn_j_roll_init defines.  Interior sums:
 # through the strip buffer for values alone; straight into the double
 # accumulator when the loop also stores a gradient (measured faster there:
 # the loop is store-bound, the extra buffer pass cost up to 2x)
@@ -360,7 +362,8 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
         for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r, stenc_row_next(&st_jj, &st_kk, &st_t, &st_th, st_ty, st_n1r, st_n2r)) {
             const ptrdiff_t j = st_lo1 + st_t * st_ty + st_jj;
             const ptrdiff_t k = st_lo2 + st_kk;
-            const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
+            const int st_in = m4_ifelse(stn_given([[stn_j_roll]]), 0, [[j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2]],
+                                        [[j >= st_rlo1 && j < st_rhi1 && k >= st_rlo2 && k < st_rhi2]]);
 ]], [[        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
             const ptrdiff_t j = st_lo1 + st_r % st_n1r;
             const int st_in = j >= st_ilo1 && j < st_ihi1;
