@@ -1744,6 +1744,30 @@ static void print_mapped_row(FILE *f, const Roll *R, const RollIn *in, Node **ro
     fprintf(f, "    }\n    }\n");
 }
 
+/* A mapped R row's slots (lag >= LAG, not the value's) as ROOTS, each
+ * stored by FMT (its %d the slot) into FMB/FM, and in *SH the hoisted y/z
+ * maps of VARS (indented IND); the number of roots, or -1 (*SH NULL) when
+ * an offset is too large to hoist */
+static int mapped_slots(const Roll *R, const RollIn *in, int lag, const char *fmt, const char *const *vars, const char *ind,
+                        Node **roots, char (*fmb)[48], const char **fm, char **sh)
+{
+    int nr = 0;
+    for (int k = 0; k < R->nslot; ++k) {
+        if (k == R->vslot || R->slot[k].lag < lag) continue;
+        roots[nr] = R->slot[k].f;
+        snprintf(fmb[nr], sizeof fmb[nr], fmt, k);
+        fm[nr] = fmb[nr];
+        ++nr;
+    }
+    Str h;
+    str_open(&h);
+    const int ok = pr_hoisted_yz(h.f, in->P->s, roots, nr, vars, ind);
+    *sh = str_close(&h);
+    if (!ok) { free(*sh); *sh = NULL; return -1; }
+    ex_share_weights(roots, nr);
+    return nr;
+}
+
 /* The function that returns R row (st_p1, st_p2) from the cache, computing
  * it on a miss: every slot but the value's, x in [st_dlo0, st_dhi0), the
  * y/z reads mapped (hoisted), the x reads direct where they are inside and
@@ -1752,22 +1776,10 @@ static int bcache_helper(FILE *f, const Roll *R, const RollIn *in, const BCache 
 {
     static const char *vars[3] = {"i", "st_p1", "st_p2"};
     Node *roots[MAXTAP];
-    char fmb[MAXTAP][48];
+    char fmb[MAXTAP][48], *sh;
     const char *fm[MAXTAP];
-    int nr = 0;
-    for (int k = 0; k < R->nslot; ++k) {
-        if (k == R->vslot) continue;
-        roots[nr] = R->slot[k].f;
-        snprintf(fmb[nr], sizeof fmb[nr], "st_we[%d * st_rw + i] = %%s;", k);
-        fm[nr] = fmb[nr];
-        ++nr;
-    }
-    Str h;
-    str_open(&h);
-    const int ok = pr_hoisted_yz(h.f, in->P->s, roots, nr, vars, "        ");
-    char *sh = str_close(&h);
-    if (!ok) { free(sh); return 0; }
-    ex_share_weights(roots, nr);
+    const int nr = mapped_slots(R, in, 0, "st_we[%d * st_rw + i] = %%s;", vars, "        ", roots, fmb, fm, &sh);
+    if (nr < 0) return 0;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE const stn_real *%s_bget_[[]]stn_sfx[[]](ptrdiff_t st_p1, ptrdiff_t st_p2", in->fn);
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_bb, ptrdiff_t *st_bt, ptrdiff_t st_rw, int st_mode, ptrdiff_t st_dlo0, ptrdiff_t st_dhi0)\n{\n");
@@ -1790,22 +1802,10 @@ static int roll_mapped_helper(FILE *f, const Roll *R, const RollIn *in, int lag)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     Node *roots[MAXTAP];
-    char fmb[MAXTAP][48];
+    char fmb[MAXTAP][48], *sh;
     const char *fm[MAXTAP];
-    int nr = 0;
-    for (int k = 0; k < R->nslot; ++k) {
-        if (R->slot[k].lag < lag) continue;
-        roots[nr] = R->slot[k].f;
-        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
-        fm[nr] = fmb[nr];
-        ++nr;
-    }
-    Str h;
-    str_open(&h);
-    const int ok = pr_hoisted_yz(h.f, in->P->s, roots, nr, vars, "    ");
-    char *sh = str_close(&h);
-    if (!ok) { free(sh); return 0; }
-    ex_share_weights(roots, nr);
+    const int nr = mapped_slots(R, in, lag, "st_w%d[i] = %%s;", vars, "    ", roots, fmb, fm, &sh);
+    if (nr < 0) return 0;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%dm_[[]]stn_sfx[[]](ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag);
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, int st_mode, ptrdiff_t st_dlo0, "
