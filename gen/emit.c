@@ -1439,6 +1439,20 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
     }
 }
 
+/* 3D: the rows that roll in y and z, [st_rlo, st_rhi) (stn_loops' st_in):
+ * with R->ext wider than the interior when the row is (roll_extend) */
+static void print_roll_bounds(FILE *a, const Roll *R)
+{
+    if (!R->ext) {
+        fprintf(a, "        const ptrdiff_t st_rlo1 = st_ilo1, st_rhi1 = st_ihi1, st_rlo2 = st_ilo2, st_rhi2 = st_ihi2;\n");
+        return;
+    }
+    fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0;\n"
+               "        const ptrdiff_t st_rlo1 = st_rx ? %ld : st_ilo1, st_rhi1 = st_rx ? st_n1 - %ld : st_ihi1;\n"
+               "        const ptrdiff_t st_rlo2 = st_rx ? %ld : st_ilo2, st_rhi2 = st_rx ? st_n2 - %ld : st_ihi2;\n",
+            R->rlo[1], R->rhi[1], R->rlo[2], R->rhi[2]);
+}
+
 /* the per-thread bookkeeping of the ring (ROLL_INIT) and its size (ROLL_SIZE) */
 static void print_roll_state(FILE *a, const Roll *R, int D, int state)
 {
@@ -1451,16 +1465,10 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
     fprintf(a, "        if (st_c == 0 || st_rs[0] != st_c) for (int st_g = 0; st_g < %d; ++st_g) st_ht[st_g] = PTRDIFF_MIN;\n",
             R->nplane);
     fprintf(a, "        st_rs[0] = st_c + 1;\n");
-    if (D == 3) fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
-    /* 3D: the rows that roll (stn_loops' st_in); R->ext: wider than the interior when the row is (roll_extend) */
-    if (D == 3 && R->ext)
-        fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0;\n"
-                   "        const ptrdiff_t st_rlo1 = st_rx ? %ld : st_ilo1, st_rhi1 = st_rx ? st_n1 - %ld : st_ihi1;\n"
-                   "        const ptrdiff_t st_rlo2 = st_rx ? %ld : st_ilo2, st_rhi2 = st_rx ? st_n2 - %ld : st_ihi2;\n",
-                R->rlo[1], R->rhi[1], R->rlo[2], R->rhi[2]);
-    else if (D == 3)
-        fprintf(a, "        const ptrdiff_t st_rlo1 = st_ilo1, st_rhi1 = st_ihi1, st_rlo2 = st_ilo2, st_rhi2 = st_ihi2;\n");
-    else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
+    if (D == 3) {
+        fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
+        print_roll_bounds(a, R);
+    } else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
     /* R->vdiag: where the rows the chunk does not count add their values */
     if (R->vdiag) fprintf(a, "        double st_dz[STENC_VLB / sizeof(float)] = {0};\n");
 }
