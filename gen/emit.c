@@ -1616,12 +1616,14 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
  * reason the row functions are: in the kernel's body GCC parks the ring
  * pointers in vector registers and on the stack (section 12).  VG: the
  * value is computed elsewhere (with the newest row, or in its slot); else
- * the gather computes the point values from x into st_vb. */
-static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
+ * the gather computes the point values from x into st_vb.  RUN
+ * (roll_gather_run): the strip of each of the run's st_nr rows from row
+ * st_jg on, one call a run instead of one a row. */
+static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg, int run)
 {
     const int D = in->P->s->dims, N = in->P->N;
     fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_gather_[[]]stn_sfx[[]](ptrdiff_t st_i0, ptrdiff_t st_ie, "
-               "ptrdiff_t j%s", in->fn, D == 3 ? ", ptrdiff_t k" : "");
+               "%s%s", in->fn, run ? "ptrdiff_t st_jg, ptrdiff_t st_nr" : "ptrdiff_t j", D == 3 ? ", ptrdiff_t k" : "");
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", const stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, stn_real alpha, stn_real beta");
     for (int a = 0; a < N; ++a)
@@ -1629,15 +1631,18 @@ static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg)
     fprintf(f, "%s)\n{\n    (void)st_tyr; (void)st_jt;", in->want_v && !vg ? ", stn_real *stn_restrict st_vb" : "");
     print_roll_input_setup(f, in);
     print_roll_coefs(f, R, in);
+    if (run) fprintf(f, "    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n    const ptrdiff_t j = st_jg + st_jr;\n");
     print_roll_gather(f, R, in, vg);
-    fprintf(f, "}\n]])\n");
+    fprintf(f, "%s}\n]])\n", run ? "    }\n" : "");
 }
 
-/* its call for the strip [st_i0, st_ie) of row (j, k) */
-static void roll_gather_call(FILE *f, const RollIn *in, int vg)
+/* its call for the strip [st_i0, st_ie) of row (j, k), or with RUN of the
+ * run's st_nr rows from row j on */
+static void roll_gather_call(FILE *f, const RollIn *in, int vg, int run)
 {
     const int N = in->P->N;
-    fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s", in->fn, in->P->s->dims == 3 ? ", k" : "");
+    fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s%s", in->fn, run ? ", st_nr" : "",
+            in->P->s->dims == 3 ? ", k" : "");
     print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, alpha, beta");
     for (int a = 0; a < N; ++a)
@@ -2084,6 +2089,30 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
     fprintf(f, "            }\n");
 }
 
+/* 3D plane order with strips that carry no value (the gradients, the
+ * value_grads whose values the catchup counts): the gather takes a run's
+ * rows in one call; each row's ends and own value follow, row by row (one
+ * call a row cost 3-9% of the Laplacian gradient's time at 128^3-512^3:
+ * perf/NOTES.md section 34) */
+static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
+{
+    return in->P->s->dims == 3 && R->plane && R->vslot < 0 && !R->vfrom && !(in->want_v && !gv);
+}
+
+/* the strips of row j (RUN: of the run's rows), each: the newest row's
+ * slots in row order, the gather, the strip's value (print_roll_strip_value
+ * closes the strip loop) */
+static void print_roll_strips(FILE *f, const Roll *R, const RollIn *in, int vg, int gv, int run)
+{
+    const char *K = in->P->s->dims == 3 ? "k" : "0";
+    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
+               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+    if (!R->plane) print_roll_newest_strip(f, R, in, vg, K);
+    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
+    roll_gather_call(f, in, gv, run);
+    print_roll_strip_value(f, R, in, gv, K);
+}
+
 /* the interior row's code: the ring rows it lacks, its strips (the newest
  * row's slots, the gather, the value), the newest row's x ends, the row's
  * ends; in plane order (R->plane) the catchup has computed the newest row
@@ -2093,8 +2122,9 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
  * once, by the interior row whose newest row it is, or by itself when that
  * row is not interior (print_roll_own_value).  3D: a run of st_nr rows (the rest of
  * the tile's plane in the chunk's interior) shares one catchup, then each
- * runs its strips and ends; the chunk's loop then skips them (perf/NOTES.md
- * section 33: the per-row checks cost 1-10% of the time). */
+ * runs its strips and ends (or, roll_gather_run, one gather call takes the
+ * run's strips, then each row its ends); the chunk's loop then skips them
+ * (perf/NOTES.md section 33: the per-row checks cost 1-10% of the time). */
 static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 {
     const int D = in->P->s->dims, plane = R->plane;
@@ -2106,14 +2136,11 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     print_roll_coefs(f, R, in);
     if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_rhi1 - j);\n");
     print_roll_catchup(f, R, in);
+    const int run = roll_gather_run(R, in, gv);
+    if (run) print_roll_strips(f, R, in, vg, gv, 1);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
-    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
-               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
-    if (!plane) print_roll_newest_strip(f, R, in, vg, K);
-    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
-    roll_gather_call(f, in, gv);
-    print_roll_strip_value(f, R, in, gv, K);
+    if (!run) print_roll_strips(f, R, in, vg, gv, 0);
     if (!plane) print_roll_newest_ends(f, R, in, K);
     print_roll_ends(f, R, in);
     if (R->vdiag) print_roll_own_value(f, R, in);
@@ -2146,7 +2173,7 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
         free(sm);
     }
     const int gv = vg || R.vslot >= 0 || R.vfrom || R.vdiag; /* the gather computes no values: they come from elsewhere */
-    roll_gather_helper(help, &R, in, gv);
+    roll_gather_helper(help, &R, in, gv, roll_gather_run(&R, in, gv));
     Str a, b, c, rs;
     str_open(&a); str_open(&b); str_open(&c);
     /* whole cache lines per thread: the threads write their bookkeeping every
