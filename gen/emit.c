@@ -2022,13 +2022,24 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
 
 /* after a strip's gather: the value of row (j, k)'s strip, by how the plan
  * carries it (and the strip loop's end) */
+static int roll_row_sums(const Roll *R, const RollIn *in)
+{
+    return R->vslot >= 0 && roll_sums_value(R, in, 0, 0, 0);
+}
+/* the row's value when the plan carries it whole (roll_row_sums): its
+ * sum, added by the row functions */
+static void print_roll_row_sum(FILE *f, const Roll *R, const char *K)
+{
+    fprintf(f, "            st_acc += stenc_vrow_get(");
+    print_ring_row(f, R, R->vslot, "j", K);
+    fprintf(f, " + st_n0);\n");
+}
 static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int gv, const char *K)
 {
     const int vs = R->vslot >= 0, vf = R->vfrom;
-    if (vs && roll_sums_value(R, in, 0, 0, 0)) { /* the row's value: its sum, added by the row functions */
-        fprintf(f, "            }\n            st_acc += stenc_vrow_get(");
-        print_ring_row(f, R, R->vslot, "j", K);
-        fprintf(f, " + st_n0);\n");
+    if (roll_row_sums(R, in)) {
+        fprintf(f, "            }\n");
+        print_roll_row_sum(f, R, K);
     } else if (vf) { /* the strip's values from their factors in its own ring rows, summed as computed */
         fprintf(f, "            {\n");
         for (int k = 0; k < R->nslot; ++k) {
@@ -2089,28 +2100,44 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
     fprintf(f, "            }\n");
 }
 
-/* 3D plane order with strips that carry no value (the gradients, the
- * value_grads whose values the catchup counts): the gather takes a run's
- * rows in one call; each row's ends and own value follow, row by row (one
- * call a row cost 3-9% of the Laplacian gradient's time at 128^3-512^3:
- * perf/NOTES.md section 34) */
+/* 3D plane order where the gather computes no values (they come from the
+ * ring or the catchup): the gather takes a run's rows in one call; each
+ * row's values, ends and own value follow, row by row, in the order they
+ * had (one call a row cost 3-9% of the Laplacian gradient's time at
+ * 128^3-512^3: perf/NOTES.md section 34) */
 static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
 {
-    return in->P->s->dims == 3 && R->plane && R->vslot < 0 && !R->vfrom && !(in->want_v && !gv);
+    return in->P->s->dims == 3 && R->plane && !(in->want_v && !gv);
 }
 
-/* the strips of row j (RUN: of the run's rows), each: the newest row's
- * slots in row order, the gather, the strip's value (print_roll_strip_value
- * closes the strip loop) */
+static void print_strip_loop(FILE *f)
+{
+    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
+               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+}
+
+/* the strips of row j, each: the newest row's slots in row order, the
+ * gather, the strip's value (print_roll_strip_value closes the strip
+ * loop); RUN: the gather of the run's rows alone */
 static void print_roll_strips(FILE *f, const Roll *R, const RollIn *in, int vg, int gv, int run)
 {
     const char *K = in->P->s->dims == 3 ? "k" : "0";
-    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
-               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+    print_strip_loop(f);
     if (!R->plane) print_roll_newest_strip(f, R, in, vg, K);
     if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
     roll_gather_call(f, in, gv, run);
-    print_roll_strip_value(f, R, in, gv, K);
+    if (run) fprintf(f, "            }\n");
+    else print_roll_strip_value(f, R, in, gv, K);
+}
+
+/* after a run's gather (roll_gather_run), row j's value from the ring */
+static void print_roll_run_value(FILE *f, const Roll *R, const RollIn *in, int gv)
+{
+    if (roll_row_sums(R, in)) print_roll_row_sum(f, R, "k");
+    else if (R->vfrom || R->vslot >= 0) {
+        print_strip_loop(f);
+        print_roll_strip_value(f, R, in, gv, "k");
+    }
 }
 
 /* the interior row's code: the ring rows it lacks, its strips (the newest
@@ -2140,7 +2167,8 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (run) print_roll_strips(f, R, in, vg, gv, 1);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
-    if (!run) print_roll_strips(f, R, in, vg, gv, 0);
+    if (run) print_roll_run_value(f, R, in, gv);
+    else print_roll_strips(f, R, in, vg, gv, 0);
     if (!plane) print_roll_newest_ends(f, R, in, K);
     print_roll_ends(f, R, in);
     if (R->vdiag) print_roll_own_value(f, R, in);
