@@ -2020,20 +2020,22 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
     return any || ((ndt >= 5 && 2 * (R->nslot - vs) <= ndt) && !(in->want_v && !*vg && !vs && D == 2));
 }
 
-/* after a strip's gather: the value of row (j, k)'s strip, by how the plan
- * carries it (and the strip loop's end) */
+/* whether the plan carries a row's value whole: its sum, added by the row
+ * functions, in the value slot's ring row */
 static int roll_row_sums(const Roll *R, const RollIn *in)
 {
     return R->vslot >= 0 && roll_sums_value(R, in, 0, 0, 0);
 }
-/* the row's value when the plan carries it whole (roll_row_sums): its
- * sum, added by the row functions */
+/* row (j, k)'s value when the plan carries it whole (roll_row_sums) */
 static void print_roll_row_sum(FILE *f, const Roll *R, const char *K)
 {
     fprintf(f, "            st_acc += stenc_vrow_get(");
     print_ring_row(f, R, R->vslot, "j", K);
     fprintf(f, " + st_n0);\n");
 }
+
+/* after a strip's gather: the value of row (j, k)'s strip, by how the plan
+ * carries it (and the strip loop's end) */
 static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int gv, const char *K)
 {
     const int vs = R->vslot >= 0, vf = R->vfrom;
@@ -2103,8 +2105,8 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
 /* 3D plane order where the gather computes no values (they come from the
  * ring or the catchup): the gather takes a run's rows in one call; each
  * row's values, ends and own value follow, row by row, in the order they
- * had (one call a row cost 3-9% of the Laplacian gradient's time at
- * 128^3-512^3: perf/NOTES.md section 34) */
+ * had (one call a row cost 4-9% of the Laplacian gradient's time at
+ * 128^3, 1-3% at 256^3: perf/NOTES.md section 34) */
 static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
 {
     return in->P->s->dims == 3 && R->plane && !(in->want_v && !gv);
