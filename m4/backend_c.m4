@@ -247,9 +247,23 @@ m4_popdef([[stn_vacc]])            #pragma omp simd
 # partial vector as its last whole vector again: value-only loops (they
 # store nothing) and the beta == 0 copy of loops that also store a
 # gradient.  Never the array kernels (an adjoint adds into its arrays).
-# Used by the float value strips; a gradient-only loop's scalar epilogue
-# measured no cost (Tikhonov gradient 3D, 0.97-1.05 with the tail, section 18)
+# Used by the float value strips and by the gradient-only loops
+# ([[stn_gtail]]; on Zen 4 with AVX-512 their epilogue measured no cost,
+# section 18; on Zen 3 with AVX2 the tail took the Tikhonov gradient 3D to
+# 0.95-0.96 of its time at 128^3, 0.98-0.99 at 256^3: section 35)
 m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1, 0)]])
+# stn_gtail(INTERIOR): a gradient-only interior loop over whole vectors,
+# then its last partial vector as its last whole vector again (rows of at
+# least one vector; the points it writes twice get the same value)
+m4_define([[stn_gtail]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
+            const ptrdiff_t st_xm = st_ib - st_ia >= st_vl ? st_ia + (st_ib - st_ia) / st_vl * st_vl : st_ib;
+            #pragma omp simd
+            for (ptrdiff_t i = st_ia; i < st_xm; ++i) { $1 }
+            if (st_xm < st_ib) {
+            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) { const ptrdiff_t i = st_ib - st_vl + st_u; $1 }
+            }
+]])
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
 # into st_acc (in strips, see below); BETA = 1: unswitched on beta
@@ -262,7 +276,7 @@ m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
 ]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
-m4_popdef([[stn_vacc]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
+m4_popdef([[stn_vacc]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
             stn_real st_vb[2048];
             #pragma omp simd
