@@ -1263,19 +1263,40 @@ static int roll_counts(const Roll *R, int lag, int value)
     return R->vdiag && lag == 0 && !value;
 }
 
-/* roll_helper's function head up to its inputs' set-up: the parameters of
- * its kind (ENDS: the mode and x domain; VSUM: st_vr; VALUE or COUNTS: the
- * lanes st_dl; COUNTS, not ENDS: the counted range) */
-static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts)
+/* Whether lag LAG's row function computes its row's x ends too, by a call
+ * of the ENDS function at its end: where only the catchup calls it (plane
+ * order, or the lagged planes), whole rows at a time; in row order the
+ * newest row's function runs strip by strip.  One call a row instead of two
+ * (perf/NOTES.md section 36). */
+static int roll_merged_ends(const Roll *R, int lag)
 {
-    fprintf(f, "stn_c_only([[static STENC_NOINLINE void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
-               "ptrdiff_t st_jq, ptrdiff_t st_kq", in->fn, lag, value ? "v" : ends ? "e" : "");
+    return R->plane || lag > 0;
+}
+
+/* roll_helper's function head up to its inputs' set-up: the parameters of
+ * its kind (ENDS, or MERGED: the mode and x domain; VSUM: st_vr; VALUE or
+ * COUNTS: the lanes st_dl; COUNTS, not ENDS: the counted range).  An ENDS
+ * function that a MERGED one calls is inline. */
+static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts, int merged)
+{
+    fprintf(f, "stn_c_only([[static %s void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", ends && merged ? "inline" : "STENC_NOINLINE", in->fn, lag,
+            value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
-            ends ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
+            ends || merged ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
             value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
+}
+
+/* a MERGED row function's last statement: its row's x ends (the lanes st_dl
+ * with COUNTS) */
+static void print_merged_ends(FILE *f, const RollIn *in, int lag, int counts)
+{
+    fprintf(f, "    %s_roll%de_[[]]stn_sfx[[]](st_xa, st_xb, st_jq, st_kq", in->fn, lag);
+    print_roll_inputs(f, in, IN_ARGS);
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, mode, st_dlo, st_dhi%s);\n", counts ? ", st_dl" : "");
 }
 
 /* The function that computes R row (st_jq, st_kq), lag planes behind the
@@ -1308,7 +1329,8 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     static const char *cnt_end = "st_dl[0] += (double)%s;";
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
     const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
-    roll_helper_head(f, in, lag, value, ends, vsum, counts);
+    const int merged = !value && roll_merged_ends(R, lag);
+    roll_helper_head(f, in, lag, value, ends, vsum, counts, merged);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
     const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmu[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
@@ -1341,6 +1363,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
         fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
         roll_value_loops(f, &pc, roots, nr, fm, fmu, fmt, fms, "st_xa", "st_xb", &pins);
+        if (merged) print_merged_ends(f, in, lag, counts);
         fprintf(f, "}\n]])\n");
         return;
     }
@@ -1357,6 +1380,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         fprintf(f, "    }\n");
     }
     if (vsum) fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
+    if (merged) print_merged_ends(f, in, lag, counts);
     fprintf(f, "}\n]])\n");
 }
 
@@ -1365,10 +1389,10 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
                       const char *vr, const char *cnt, const char *ind)
 {
-    const int vsum = roll_sums_value(R, in, lag, value, ends);
+    const int vsum = roll_sums_value(R, in, lag, value, ends), merged = !value && !ends && roll_merged_ends(R, lag);
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s", ends ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "",
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s", ends || merged ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "",
             vsum ? vr : "", value ? ", st_dl" : "");
     if (roll_counts(R, lag, value)) fprintf(f, ", %s", cnt ? cnt : ends ? "st_dz" : "st_dz, 0, 0");
     fprintf(f, ");\n");
@@ -1430,7 +1454,7 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
         fprintf(f, "                for (ptrdiff_t st_jq = st_j0; st_jq <= st_jb; ++st_jq) {\n");
         if (R->ext) print_mapped_dispatch(f, in, L);
         roll_call(f, R, in, L, 0, 0, xa, xb, "1", ahead ? cnt : NULL, "                    ");
-        roll_call(f, R, in, L, 0, 1, xa, xb, NULL, ahead ? cnte : NULL, "                    ");
+        if (!roll_merged_ends(R, L)) roll_call(f, R, in, L, 0, 1, xa, xb, NULL, ahead ? cnte : NULL, "                    ");
         fprintf(f, "                }\n%s", R->ext ? "                }\n" : "");
         /* in row order the newest plane's newest rows are computed by the strips below */
         if (D == 3) fprintf(f, "                if (j + st_nr%+ld > st_hh[st_s]) st_hh[st_s] = j + st_nr%+ld;\n            }\n",
@@ -2190,8 +2214,8 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     int vg;
     if (!roll_plan(in, &R, &vg)) return NULL;
     for (int L = 0; L < R.nplane; ++L) {
+        roll_helper(help, &R, in, L, 0, 1); /* ahead of the row function that calls it (roll_merged_ends) */
         roll_helper(help, &R, in, L, 0, 0);
-        roll_helper(help, &R, in, L, 0, 1);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
     if (R.ext) { /* the faces' rows by mapped reads: every lag's function, or no extension */
