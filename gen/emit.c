@@ -1315,7 +1315,8 @@ static void print_merged_ends(FILE *f, const RollIn *in, int lag, int counts)
  * of a square root and a division per point cost more than that.  A function
  * that sums values runs its vector loops over the own points only, without a
  * test per point (Huber's value_grad took 1.04-1.13x the time with one), and
- * the few halo points in a loop of their own that stores the slots. */
+ * the few halo points in a loop of their own that stores the slots.  Where
+ * roll_merged_ends, the plain function ends with the call of its ENDS one. */
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
