@@ -2134,7 +2134,7 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
  * 128^3, 1-3% at 256^3: perf/NOTES.md section 34) */
 static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
 {
-    return in->P->s->dims == 3 && R->plane && !(in->want_v && !gv);
+    return R->plane && !(in->want_v && !gv); /* R->plane: 3D only (roll_plan) */
 }
 
 static void print_strip_loop(FILE *f)
