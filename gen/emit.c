@@ -190,14 +190,16 @@ static void print_xsplit_close(FILE *f, const char *point)
 }
 
 /* A loop job: stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC,
- * BORDER_ROW, XEND, ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY).
+ * BORDER_ROW, XEND, ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT).
  * MODESPEC = 1: the bodies use st_mode, which the templates make a constant
  * per boundary mode (one loop copy per mode) so that the border's index maps
  * fold into plain clamps and wraps.  ZDECL, ZBODY: the CUDA interior with a
- * plane cache along z (zcache.c), empty when it has none. */
+ * plane cache along z (zcache.c), empty when it has none.  NT: the gradient
+ * that a gradient-only interior may stream (backend_c.m4 stn_gtail_nt). */
 typedef struct {
     const char *borderrow, *xend, *roll, *rinit, *rsize, *xrow, *zdecl, *zbody;
     int modespec, rstate;
+    const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */
@@ -221,13 +223,13 @@ static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const 
     quoted_list(out, rows, 5);
     fprintf(out, ", %d,\n", o->rstate);
     quoted_list(out, rest, 3);
-    fprintf(out, ")\n");
+    fprintf(out, ", [[%s]])\n", o->nt);
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                 const char *zdecl, const char *zbody)
 {
-    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0};
+    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, ""};
     job_opt(out, D, acc, beta, box, interior, border, &o);
 }
 
@@ -1587,16 +1589,44 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
     else fprintf(f, " const stn_real st_gv = (st_gv0 + st_gv1) + (st_gv2 + st_gv3);");
 }
 
+/* the one differentiated array's gradient, which a gradient-only interior
+ * may stream (stn_gtail_nt), or "" when there are several */
+static const char *nt_array(const RedPlan *P)
+{
+    int a1 = -1, n = 0;
+    for (int a = 0; a < P->N; ++a)
+        if (P->diff[a]) a1 = a, ++n;
+    return n == 1 ? P->E.names[P->N + a1] : "";
+}
+
+/* the gradient array a gather may stream (stenc_nt_line), or NULL: one
+ * differentiated array (nt_array), and no value computed in the gather
+ * (its lines then hold nothing but that array's stores) */
+static const char *roll_nt_array(const RollIn *in, int vg)
+{
+    const char *g = nt_array(in->P);
+    return *g && !(in->want_v && !vg) ? g : NULL;
+}
+
 /* one gather loop of a strip, G[q] = the sum of the terms that reach q
  * (the coefficients, free of taps, are st_c<use>: print_roll_coefs), over
- * i in [LO, HI), or with TAIL over the strip's last whole vector
- * [st_ie - st_vl, st_ie); STORE: stn_gstore0 (beta == 0) or stn_gstore */
-static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, const char *lo, const char *hi, int tail,
+ * i in [LO, HI) (FORM GL_RANGE), over the strip's last whole vector
+ * [st_ie - st_vl, st_ie) (GL_TAIL), or over the whole 64-byte lines of G
+ * [st_i0 + st_na, st_i0 + st_nb) (GL_LINE: each line into st_l, then
+ * streamed; print_roll_gather_nt); STORE: stn_gstore0 (beta == 0),
+ * stn_gstore or stn_gstore_line */
+enum { GL_RANGE, GL_TAIL, GL_LINE };
+static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, const char *lo, const char *hi, int form,
                               const char *store)
 {
     const int N = in->P->N;
-    if (tail) fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
-                         "                const ptrdiff_t i = st_ie - st_vl + st_u;\n");
+    if (form == GL_LINE)
+        fprintf(f, "            for (ptrdiff_t st_il = st_i0 + st_na; st_il < st_i0 + st_nb; st_il += st_ll) {\n"
+                   "            _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];\n");
+    if (form != GL_RANGE)
+        fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < %s; ++st_u) {\n"
+                   "                const ptrdiff_t i = %s + st_u;\n", form == GL_TAIL ? "st_vl" : "st_ll",
+                form == GL_TAIL ? "st_ie - st_vl" : "st_il");
     else fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t i = %s; i < %s; ++i) {\n", lo, hi);
     fprintf(f, "                const ptrdiff_t st_vi = i - st_i0; (void)st_vi;\n                ");
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
@@ -1614,6 +1644,31 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
         fprintf(f, " %s(%s, st_q) }\n", store, in->P->E.names[N + arr]);
     }
     fprintf(f, "            }\n");
+    if (form == GL_LINE) {
+        const char *g = roll_nt_array(in, vg);
+        fprintf(f, "            stenc_nt_line_[[]]stn_sfx[[]](&%s[st_qa + (st_il - st_i0)], st_l);\n            }\n", g);
+    }
+}
+
+/* beta == 0 with streaming stores (stenc_nt_on: a gradient array past
+ * STENC_NT_BYTES): the strip's points before its first whole line of G and
+ * after its last plainly, its whole lines streamed; else (st_nb == st_na)
+ * the plain loop of print_roll_gather */
+static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int vg)
+{
+    const char *g = roll_nt_array(in, vg);
+    fprintf(f, "            ptrdiff_t st_na = 0, st_nb = 0, st_qa;\n"
+               "            const ptrdiff_t st_ll = (ptrdiff_t)(64 / sizeof(stn_real));\n"
+               "            { const ptrdiff_t i = st_i0; ");
+    point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_qi");
+    fprintf(f, " st_qa = st_qi; }\n            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0");
+    for (int d = 1; d < in->P->s->dims; ++d) fprintf(f, " * (size_t)st_n%d", d);
+    fprintf(f, "))\n                stenc_nt_span(&%s[st_qa], st_ie - st_i0, sizeof(stn_real), &st_na, &st_nb);", g);
+    fprintf(f, "\n            if (st_na < st_nb) {\n");
+    print_gather_loop(f, R, in, vg, "st_i0", "st_i0 + st_na", GL_RANGE, "stn_gstore0");
+    print_gather_loop(f, R, in, vg, NULL, NULL, GL_LINE, "stn_gstore_line");
+    print_gather_loop(f, R, in, vg, "st_i0 + st_nb", "st_ie", GL_RANGE, "stn_gstore0");
+    fprintf(f, "            } else {\n");
 }
 
 /* The gather of the strip [st_i0, st_ie), twice, for beta == 0 (G not read)
@@ -1622,18 +1677,21 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
  * 7).  With beta == 0 every store (G, the value buffer) can run twice with
  * the same value, so the strip's last partial vector is its last whole
  * vector again instead of GCC's scalar epilogue (up to 15 points with
- * AVX-512: perf/NOTES.md section 18). */
+ * AVX-512: perf/NOTES.md section 18).  Where the gradient may stream
+ * (roll_nt_array), the beta == 0 copy first tries its streaming form. */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
+    const int nt = roll_nt_array(in, vg) != NULL;
     print_roll_rows(f, R, in);
     fprintf(f, "            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "            const ptrdiff_t st_xm = st_ie - st_i0 >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;\n"
                "            if (beta == 0) {\n");
-    print_gather_loop(f, R, in, vg, "st_i0", "st_xm", 0, "stn_gstore0");
+    if (nt) print_roll_gather_nt(f, R, in, vg);
+    print_gather_loop(f, R, in, vg, "st_i0", "st_xm", GL_RANGE, "stn_gstore0");
     fprintf(f, "            if (st_xm < st_ie) {\n");
-    print_gather_loop(f, R, in, vg, NULL, NULL, 1, "stn_gstore0");
-    fprintf(f, "            }\n            }\n            else {\n");
-    print_gather_loop(f, R, in, vg, "st_i0", "st_ie", 0, "stn_gstore");
+    print_gather_loop(f, R, in, vg, NULL, NULL, GL_TAIL, "stn_gstore0");
+    fprintf(f, "            }\n%s            }\n            else {\n", nt ? "            }\n" : "");
+    print_gather_loop(f, R, in, vg, "st_i0", "st_ie", GL_RANGE, "stn_gstore");
     fprintf(f, "            }\n");
 }
 
@@ -3263,7 +3321,8 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    const JobOpt jo = {sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "", sxr, szd, szb, 1, rstate};
+    const JobOpt jo = {sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "", sxr, szd, szb, 1, rstate,
+                       want_g ? nt_array(P) : ""};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);

@@ -137,6 +137,9 @@ stn_vstrips_tail(m4_ifelse([[$3]], [[]], [[[[{ const float st_v = st_vp[i]; stn_
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
 # the store of an interior loop that runs only when beta == 0 (see stn_unswitch)
 m4_define([[stn_gstore0]], [[$1[$2] = alpha*st_gv;]])
+# the store of a streamed gather's line: the point into the line's buffer
+# st_l (lane st_u), which stenc_nt_line then streams to G
+m4_define([[stn_gstore_line]], [[(void)$2; st_l[st_u] = alpha*st_gv;]])
 # stn_unswitch(BETA, LOOP): with a gradient store (BETA = 1), LOOP twice, for
 # beta == 0 and for beta != 0.  Left to itself, GCC if-converts the store's
 # select into a masked load of G in every iteration, and the masked load of
@@ -150,7 +153,7 @@ $2[[]]            }
 ]], [[$2]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
-#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY)
+#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 #   XEND (may be empty, then BORDER): the body for the points before and after
 #   the x-interior of an interior row, when BORDER_ROW is given
@@ -163,6 +166,9 @@ $2[[]]            }
 #   XROW (may be empty): "if (COND) { ENDS } else {" ahead of the loops over
 #   XEND in interior rows without ROLL: the whole row's x ends when COND holds
 #   ZDECL, ZBODY: for the CUDA template only (its plane cache along z)
+#   NT (may be empty): the gradient array that a gradient-only interior
+#   (stn_gtail) streams in whole 64-byte lines where it is large
+#   (stenc_nt_on; perf/NOTES.md section 37), when the job writes no other
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
@@ -172,12 +178,12 @@ m4_pushdef([[stn_j_box]], [[$4]])m4_pushdef([[stn_j_interior]], [[$5]])m4_pushde
 m4_pushdef([[stn_j_mode]], m4_ifelse([[$7]], 1, [[[[mode]]]]))m4_pushdef([[stn_j_border_row]], [[$8]])m4_dnl
 m4_pushdef([[stn_j_ends]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]))m4_dnl
 m4_pushdef([[stn_j_roll]], [[$10]])m4_pushdef([[stn_j_roll_init]], [[$11]])m4_pushdef([[stn_j_roll_size]], [[$12]])m4_dnl
-m4_pushdef([[stn_j_roll_state]], [[$13]])m4_pushdef([[stn_j_xrow]], [[$14]])m4_dnl
+m4_pushdef([[stn_j_roll_state]], [[$13]])m4_pushdef([[stn_j_xrow]], [[$14]])m4_pushdef([[stn_j_nt]], [[$17]])m4_dnl
 stn_job_named[[]]m4_dnl
 m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_beta]])m4_popdef([[stn_j_box]])m4_dnl
 m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_mode]])m4_popdef([[stn_j_border_row]])m4_dnl
 m4_popdef([[stn_j_ends]])m4_popdef([[stn_j_roll]])m4_popdef([[stn_j_roll_init]])m4_popdef([[stn_j_roll_size]])m4_dnl
-m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])]])
+m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])m4_popdef([[stn_j_nt]])]])
 
 # stn_job_named: stn_job's text, its arguments by name
 m4_define([[stn_job_named]], [[    {
@@ -255,7 +261,8 @@ m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1
 # stn_gtail(INTERIOR): a gradient-only interior loop over whole vectors,
 # then its last partial vector as its last whole vector again (rows of at
 # least one vector; the points it writes twice get the same value)
-m4_define([[stn_gtail]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
+m4_define([[stn_gtail]], [[m4_ifelse(stn_j_nt, [[]], [[stn_gtail_plain([[$1]])]], [[stn_gtail_nt([[$1]], stn_j_nt)]])]])
+m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
             const ptrdiff_t st_xm = st_ib - st_ia >= st_vl ? st_ia + (st_ib - st_ia) / st_vl * st_vl : st_ib;
             #pragma omp simd
             for (ptrdiff_t i = st_ia; i < st_xm; ++i) { $1 }
@@ -263,6 +270,31 @@ m4_define([[stn_gtail]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC
             #pragma omp simd
             for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) { const ptrdiff_t i = st_ib - st_vl + st_u; $1 }
             }
+]])
+# stn_gtail_nt(INTERIOR, G): stn_gtail where row j's gradient G may stream
+# (stenc_nt_on): its points before its first whole 64-byte line and after
+# its last plainly, each whole line computed into st_l (stn_gstore_line)
+# and streamed (stenc_nt_line); else (st_na == st_nb) stn_gtail_plain
+m4_define([[stn_gtail_nt]], [[            ptrdiff_t st_na = 0, st_nb = 0;
+            const ptrdiff_t st_ll = (ptrdiff_t)(64 / sizeof(stn_real));
+            stn_real *const st_gr = $2 + $2_s0*(j[[]]m4_ifelse(stn_j_dims, 3, [[ + $2_s1*k]]));
+            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0 * (size_t)st_n1[[]]m4_ifelse(stn_j_dims, 3, [[ * (size_t)st_n2]])))
+                stenc_nt_span(st_gr + st_ia, st_ib - st_ia, sizeof(stn_real), &st_na, &st_nb);
+            if (st_na < st_nb) {
+            #pragma omp simd
+            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
+            for (ptrdiff_t st_il = st_ia + st_na; st_il < st_ia + st_nb; st_il += st_ll) {
+            _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))m4_dnl
+            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
+m4_popdef([[stn_gstore]])m4_dnl
+            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
+            }
+            #pragma omp simd
+            for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
+            } else {
+stn_gtail_plain([[$1]])            }
 ]])
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
@@ -396,6 +428,7 @@ stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dn
 ]])            }
         }
 stn_lanes_close(stn_j_acc)m4_ifelse(stn_j_acc, 1, [[        st_part[st_c] = st_acc;
+]])m4_ifelse(stn_j_beta, 1, [[        stenc_nt_fence();
 ]])    }
 ]])
 

@@ -20,6 +20,10 @@
  *   - the total Hessian's gradient, 3D: each point's six factors computed
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
+ * Every gradient row goes through HAND_ROW: where the gradient array is
+ * large (32 MiB or more, stenc's default STENC_NT_BYTES), its whole 64-byte
+ * lines are streamed (non-temporal stores, no read for ownership), the
+ * rest stored plainly, as stenc's kernels do (perf/NOTES.md section 37).
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
@@ -30,6 +34,58 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <stdint.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+/* ---- streamed gradient rows ---- */
+/* whether a gradient of N floats streams its lines */
+static inline int hand_nt(size_t n) { return n * sizeof(float) >= ((size_t)32 << 20); }
+/* [*s, *e): the whole 64-byte lines of g[a, b) */
+static inline void hand_span(const float *g, size_t a, size_t b, size_t *s, size_t *e)
+{
+    size_t h = a + ((64 - (uintptr_t)(g + a) % 64) % 64) / sizeof(float);
+    *s = *e = b;
+    if (h + 16 > b) return;
+    *s = h;
+    *e = h + (b - h) / 16 * 16;
+}
+/* the 16 floats of l (registers, after inlining) to the line at d */
+static inline void hand_line(float *d, const float *l)
+{
+#if defined(__AVX__)
+    _mm256_stream_ps(d, _mm256_load_ps(l));
+    _mm256_stream_ps(d + 8, _mm256_load_ps(l + 8));
+#else
+    memcpy(d, l, 64);
+#endif
+}
+/* each thread after its streamed rows, before the loop's barrier */
+static inline void hand_fence(void)
+{
+#if defined(__AVX__)
+    _mm_sfence();
+#endif
+}
+/* g[i] = EXPR (an expression of i) for i in [A, B); with NT the whole lines
+ * computed 16 points at a time and streamed */
+#define HAND_ROW(NT, g, A, B, i, EXPR)                                                  \
+    do {                                                                                \
+        const size_t hr_a = (A), hr_b = (B);                                            \
+        size_t hr_s = hr_b, hr_e = hr_b;                                                \
+        if (NT) hand_span(g, hr_a, hr_b, &hr_s, &hr_e);                                 \
+        _Pragma("omp simd") for (size_t i = hr_a; i < hr_s; ++i)(g)[i] = (EXPR);        \
+        for (size_t hr_l = hr_s; hr_l < hr_e; hr_l += 16) {                             \
+            _Alignas(64) float hr_v[16];                                                \
+            _Pragma("omp simd") for (size_t hr_u = 0; hr_u < 16; ++hr_u) {              \
+                const size_t i = hr_l + hr_u;                                           \
+                hr_v[hr_u] = (EXPR);                                                    \
+            }                                                                           \
+            hand_line((g) + hr_l, hr_v);                                                \
+        }                                                                               \
+        _Pragma("omp simd") for (size_t i = hr_e; i < hr_b; ++i)(g)[i] = (EXPR);        \
+    } while (0)
 
 /* ---- TV value, 2D and 3D ---- */
 static double hand_tv2_value(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps)
@@ -93,6 +149,7 @@ static inline void hand_tv2_vrow(size_t nx, size_t ny, size_t j, const float *re
 #define HAND_STRIP 512
 static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps, float *restrict g)
 {
+    const int nt = hand_nt(nx * ny);
 #pragma omp parallel
     {
         float *vbuf = malloc(sizeof(float) * 2 * nx), *v = vbuf, *vp = vbuf + nx;
@@ -121,13 +178,13 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
                     u[len] = 0;
                     v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
                 }
-#pragma omp simd
-                for (size_t ii = 0; ii < len; ++ii) gr[i0 + ii] = u[ii] - u[ii + 1] + vp[i0 + ii] - v[i0 + ii];
+                HAND_ROW(nt, gr, i0, i0 + len, i, u[i - i0] - u[i - i0 + 1] + vp[i] - v[i]);
                 carry = u[len];
             }
             float *t = vp; vp = v; v = t;
             jlast = j;
         }
+        hand_fence();
         free(vbuf);
     }
 }
@@ -157,6 +214,7 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
                           float eps, float *restrict g)
 {
     const size_t P = nx * ny;
+    const int nt = hand_nt(P * nz);
 #pragma omp parallel
     {
         /* per thread: u, v of two rows, w of this plane and of the plane below */
@@ -178,11 +236,11 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
                 hand_tv3_row(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, wr);
                 const float *wb = wlo + nx * j;
                 float *gr = g + nx * j + P * k;
-#pragma omp simd
-                for (size_t i = 0; i < nx; ++i) gr[i] = u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i];
+                HAND_ROW(nt, gr, 0, nx, i, u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i]);
                 float *t = vp; vp = v; v = t;
             }
         }
+        hand_fence();
         free(buf);
     }
 }
@@ -191,16 +249,19 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
 static void hand_tikg2_grad(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float *restrict g)
 {
     const float cx = 2 * wx, cy = 2 * wy;
-#pragma omp parallel for schedule(static)
+    const int nt = hand_nt(nx * ny);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
     for (size_t j = 0; j < ny; ++j) {
         const float *r = x + nx * j, *dn = j > 0 ? r - nx : r, *up = j + 1 < ny ? r + nx : r;
         float *gr = g + nx * j;
         /* d/dx[q] of wx*(x[q+1]-x[q])^2 and of the point before; edges have no difference across */
         gr[0] = cx * (r[0] - r[1]) + cy * ((r[0] - dn[0]) - (up[0] - r[0]));
-#pragma omp simd
-        for (size_t i = 1; i < nx - 1; ++i)
-            gr[i] = cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i]));
+        HAND_ROW(nt, gr, 1, nx - 1, i, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i])));
         gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + cy * ((r[nx - 1] - dn[nx - 1]) - (up[nx - 1] - r[nx - 1]));
+    }
+    hand_fence();
     }
 }
 
@@ -225,17 +286,21 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
 {
     const size_t P = nx * ny;
     const float cx = 2 * wx, cy = 2 * wy, cz = 2 * wz;
-#pragma omp parallel for schedule(static) collapse(2)
+    const int nt = hand_nt(P * nz);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) collapse(2)
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
-#pragma omp simd
-            for (size_t i = 1; i < nx - 1; ++i) gr[i] = cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i);
+            HAND_ROW(nt, gr, 1, nx - 1, i, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
         }
+    hand_fence();
+    }
 }
 
 /* ---- the Tikhonov gradient fused with its value (value_grad): the value's
@@ -287,14 +352,14 @@ static size_t hand_tiles(size_t ny, size_t ty)
     return ntile > ny ? ny : ntile;
 }
 
-/* one row of s L r (rows R around it, neighbours clamped at the edges) into o */
-static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o)
+/* one row of s L r (rows R around it, neighbours clamped at the edges)
+ * into o; NT: o is the gradient, streamed where large (HAND_ROW) */
+static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o, int nt)
 {
     const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
 #define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
     o[0] = s * (r[1] + r[0] + HAND_LAP_YZ(0));
-#pragma omp simd
-    for (size_t i = 1; i < nx - 1; ++i) o[i] = s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i));
+    HAND_ROW(nt, o, 1, nx - 1, i, s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i)));
     o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
 #undef HAND_LAP_YZ
 }
@@ -302,6 +367,7 @@ static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *re
 /* 2D: a thread's rows in order, t of rows j-1, j, j+1 in a ring of three */
 static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float w, float *restrict g)
 {
+    const int nt = hand_nt(nx * ny);
 #pragma omp parallel
     {
         float *rg = malloc(sizeof(float) * 3 * nx);
@@ -311,14 +377,15 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
         for (size_t j = 0; j < ny; ++j) {
             for (size_t jj = j == jnext && j ? j + 1 : (j ? j - 1 : 0); jj <= j + 1 && jj < ny; ++jj) {
                 const HandRows R = hand_rows(x, nx, ny, 1, jj, 0);
-                hand_lap_row(nx, &R, w, HAND_LAP_T(jj));
+                hand_lap_row(nx, &R, w, HAND_LAP_T(jj), 0);
             }
             const float *t = HAND_LAP_T(j);
             const HandRows T = {t, j ? HAND_LAP_T(j - 1) : t, j + 1 < ny ? HAND_LAP_T(j + 1) : t, t, t};
-            hand_lap_row(nx, &T, 2 * w, g + nx * j);
+            hand_lap_row(nx, &T, 2 * w, g + nx * j, nt);
             jnext = j + 1;
         }
 #undef HAND_LAP_T
+        hand_fence();
         free(rg);
     }
 }
@@ -331,6 +398,7 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
 {
     const size_t P = nx * ny, ty = HAND_LAP_RING / (3 * sizeof(float) * nx);
     const size_t ntile = hand_tiles(ny, ty < 4 ? 2 : ty - 2);
+    const int nt = hand_nt(P * nz);
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
@@ -343,7 +411,7 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
             for (size_t k = 0; k <= nz; ++k) {
                 for (size_t j = jl; j <= jh && k < nz; ++j) {
                     const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j));
+                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0);
                 }
                 if (k == 0) continue;
                 const size_t q = k - 1; /* the gradient's plane: t of planes q-1, q, q+1 are in the ring */
@@ -351,11 +419,12 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
                     const float *t = HAND_LAP_RP(q, j);
                     const HandRows T = {t, j ? HAND_LAP_RP(q, j - 1) : t, j + 1 < ny ? HAND_LAP_RP(q, j + 1) : t,
                                         q ? HAND_LAP_RP(q - 1, j) : t, k < nz ? HAND_LAP_RP(k, j) : t};
-                    hand_lap_row(nx, &T, 2 * w, g + nx * j + P * q);
+                    hand_lap_row(nx, &T, 2 * w, g + nx * j + P * q, nt);
                 }
             }
 #undef HAND_LAP_RP
         }
+        hand_fence();
         free(rg);
     }
 }
@@ -417,18 +486,17 @@ static inline void hand_hess_factors(size_t nx, size_t ny, size_t nz, size_t j, 
  * yzzm the plane below's (fzz, fxz, fyz), yzmm its row below's fyz; zzp
  * the plane above's fzz */
 typedef struct { const float *yym, *xym, *yzm, *yyp, *zzm, *xzm, *yzzm, *yzmm, *zzp; } HandHessNb;
-static inline void hand_hess_gather(size_t nx, const HandHessRow *f, const HandHessNb *n, float *restrict g)
+static inline void hand_hess_gather(size_t nx, const HandHessRow *f, const HandHessNb *n, float *restrict g, int nt)
 {
     const float *restrict fxx = f->xx, *restrict fyy = f->yy, *restrict fzz = f->zz;
     const float *restrict fxy = f->xy, *restrict fxz = f->xz, *restrict fyz = f->yz;
     const float *restrict yym = n->yym, *restrict xym = n->xym, *restrict yzm = n->yzm, *restrict yyp = n->yyp;
     const float *restrict zzm = n->zzm, *restrict xzm = n->xzm, *restrict yzzm = n->yzzm, *restrict yzmm = n->yzmm;
     const float *restrict zzp = n->zzp;
-#pragma omp simd
-    for (size_t i = 0; i < nx; ++i)
-        g[i] = (fxx[i - 1] - 2 * fxx[i] + fxx[i + 1]) + (yym[i] - 2 * fyy[i] + yyp[i]) + (zzm[i] - 2 * fzz[i] + zzp[i]) +
-               (xym[i - 1] - fxy[i - 1] - xym[i] + fxy[i]) + (xzm[i - 1] - fxz[i - 1] - xzm[i] + fxz[i]) +
-               (yzmm[i] - yzm[i] - yzzm[i] + fyz[i]);
+    HAND_ROW(nt, g, 0, nx, i,
+             (fxx[i - 1] - 2 * fxx[i] + fxx[i + 1]) + (yym[i] - 2 * fyy[i] + yyp[i]) + (zzm[i] - 2 * fzz[i] + zzp[i]) +
+                 (xym[i - 1] - fxy[i - 1] - xym[i] + fxy[i]) + (xzm[i - 1] - fxz[i - 1] - xzm[i] + fxz[i]) +
+                 (yzmm[i] - yzm[i] - yzzm[i] + fyz[i]));
 }
 
 static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
@@ -440,6 +508,7 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
      * halo rows; the tiles' number a multiple of the threads' */
     const size_t ty = ((size_t)4 << 20) / (18 * sizeof(float) * rs);
     const size_t ntile = hand_tiles(ny, ty < 6 ? 4 : ty - 2);
+    const int nt = hand_nt(P * nz);
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
@@ -472,11 +541,12 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
                                           q ? HAND_HESS_RP(q - 1, 5, j) : zero,
                                           q && j ? HAND_HESS_RP(q - 1, 5, j - 1) : zero,
                                           k < nz ? HAND_HESS_RP(k, 2, j) : f.zz};
-                    hand_hess_gather(nx, &f, &n, g + nx * j + P * q);
+                    hand_hess_gather(nx, &f, &n, g + nx * j + P * q, nt);
                 }
 #undef HAND_HESS_ROW
 #undef HAND_HESS_RP
         }
+        hand_fence();
         free(rg);
     }
 }

@@ -75,6 +75,80 @@ static inline double stenc_select_f64(int c, double a, double b)
  * (AVX2) the whole loop ran scalar (perf/NOTES.md section 28). */
 static inline float stenc_keep_f32(float v, int keep) { return stenc_select_f32(keep, v, 0.0f); }
 static inline double stenc_keep_f64(double v, int keep) { return stenc_select_f64(keep, v, 0.0); }
+
+/* Streaming (non-temporal) stores of a gradient with beta == 0, which its
+ * kernel writes and never reads: a plain store first reads its cache line
+ * from memory (a read for ownership), a streaming store of a whole line
+ * does not, and it leaves the caches to the arrays the kernel reads.  Used
+ * where the gradient array is at least STENC_NT_BYTES (the arrays then no
+ * longer fit the last-level cache with their input, and the line would be
+ * gone before anyone read it); in cache a streaming store is slower, as the
+ * caller's next read then comes from memory.  Only whole 64-byte lines
+ * stream: a line that a plain store also writes costs more than it saves
+ * (2.7x the hand Laplacian's time, measured).  perf/NOTES.md section 37.
+ * -DSTENC_NT_BYTES=0 streams every gradient (the tests' second build),
+ * -DSTENC_NT_BYTES=SIZE_MAX none. */
+#ifndef STENC_NT_BYTES
+#define STENC_NT_BYTES ((size_t)32 << 20)
+#endif
+#if defined(__SSE2__) || defined(__AVX__)
+#include <immintrin.h>
+#endif
+/* whether a gradient of BYTES bytes streams */
+static inline int stenc_nt_on(size_t bytes)
+{
+    const size_t t = (size_t)(STENC_NT_BYTES); /* a variable: no always-true warning for 0 */
+    return bytes >= t;
+}
+/* the elements of [P, P + N) (elements of ES bytes) before its first whole
+ * 64-byte line: *A; and *B, the end of its last whole line (A <= B <= N;
+ * A = B = N when P is not ES-aligned or no line fits) */
+static inline void stenc_nt_span(const void *p, ptrdiff_t n, size_t es, ptrdiff_t *a, ptrdiff_t *b)
+{
+    const uintptr_t u = (uintptr_t)p;
+    const ptrdiff_t head = (ptrdiff_t)(((64 - u % 64) % 64) / es), line = (ptrdiff_t)(64 / es);
+    *a = *b = n;
+    if (u % es != 0 || n - head < line) return;
+    *a = head;
+    *b = head + (n - head) / line * line;
+}
+/* one 64-byte line L (64-byte aligned, in registers or L1) to D (64-byte
+ * aligned), streamed where the target has the instructions */
+static inline void stenc_nt_line_f32(float *d, const float *l)
+{
+#if defined(__AVX512F__)
+    _mm512_stream_ps(d, _mm512_load_ps(l));
+#elif defined(__AVX__)
+    _mm256_stream_ps(d, _mm256_load_ps(l));
+    _mm256_stream_ps(d + 8, _mm256_load_ps(l + 8));
+#elif defined(__SSE2__)
+    for (int q = 0; q < 16; q += 4) _mm_stream_ps(d + q, _mm_load_ps(l + q));
+#else
+    memcpy(d, l, 64);
+#endif
+}
+static inline void stenc_nt_line_f64(double *d, const double *l)
+{
+#if defined(__AVX512F__)
+    _mm512_stream_pd(d, _mm512_load_pd(l));
+#elif defined(__AVX__)
+    _mm256_stream_pd(d, _mm256_load_pd(l));
+    _mm256_stream_pd(d + 4, _mm256_load_pd(l + 4));
+#elif defined(__SSE2__)
+    for (int q = 0; q < 8; q += 2) _mm_stream_pd(d + q, _mm_load_pd(l + q));
+#else
+    memcpy(d, l, 64);
+#endif
+}
+/* streaming stores are weakly ordered: each thread fences its own before
+ * the loop's closing barrier hands the array to other threads and the
+ * caller */
+static inline void stenc_nt_fence(void)
+{
+#if defined(__SSE2__) || defined(__AVX__)
+    _mm_sfence();
+#endif
+}
 #ifndef __cplusplus
 /* the type of c ? a : b (generated operands are float or double) */
 #define stenc_select(c, a, b) _Generic((a) + (b), float: stenc_select_f32, default: stenc_select_f64)(c, a, b)
