@@ -139,13 +139,19 @@ static void checks_alias(FILE *f, const char *out, const char *other)
             out, out, other, other);
 }
 
-static void point_index(FILE *f, const Stencil *s, const char *name, const char *var)
+/* the offset of point (X, j, k) in array NAME: X + NAME_s0*(j + NAME_s1*k) */
+static void point_offset(FILE *f, const Stencil *s, const char *name, const char *x)
 {
-    /* const ptrdiff_t var = i + name_s0*(j + name_s1*k); */
-    fprintf(f, "const ptrdiff_t %s = i", var);
+    fprintf(f, "%s", x);
     if (s->dims >= 2) fprintf(f, " + %s_s0*(j", name);
     if (s->dims == 3) fprintf(f, " + %s_s1*k", name);
     if (s->dims >= 2) fprintf(f, ")");
+}
+static void point_index(FILE *f, const Stencil *s, const char *name, const char *var)
+{
+    /* const ptrdiff_t var = i + name_s0*(j + name_s1*k); */
+    fprintf(f, "const ptrdiff_t %s = ", var);
+    point_offset(f, s, name, "i");
     fprintf(f, ";");
 }
 
@@ -1600,12 +1606,12 @@ static const char *nt_array(const RedPlan *P)
 }
 
 /* the gradient array a gather may stream (stenc_nt_line), or NULL: one
- * differentiated array (nt_array), and no value computed in the gather
- * (its lines then hold nothing but that array's stores) */
-static const char *roll_nt_array(const RollIn *in, int vg)
+ * differentiated array (nt_array); a value computed in the gather goes to
+ * its strip buffer (stn_vacc) as before */
+static const char *roll_nt_array(const RollIn *in)
 {
     const char *g = nt_array(in->P);
-    return *g && !(in->want_v && !vg) ? g : NULL;
+    return *g ? g : NULL;
 }
 
 /* one gather loop of a strip, G[q] = the sum of the terms that reach q
@@ -1620,9 +1626,7 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
                               const char *store)
 {
     const int N = in->P->N;
-    if (form == GL_LINE)
-        fprintf(f, "            for (ptrdiff_t st_il = st_i0 + st_na; st_il < st_i0 + st_nb; st_il += st_ll) {\n"
-                   "            _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];\n");
+    if (form == GL_LINE) fprintf(f, "stn_nt_lines(st_i0, [[");
     if (form != GL_RANGE)
         fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < %s; ++st_u) {\n"
                    "                const ptrdiff_t i = %s + st_u;\n", form == GL_TAIL ? "st_vl" : "st_ll",
@@ -1643,11 +1647,7 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
         print_gather_sum(f, R, in, arr);
         fprintf(f, " %s(%s, st_q) }\n", store, in->P->E.names[N + arr]);
     }
-    fprintf(f, "            }\n");
-    if (form == GL_LINE) {
-        const char *g = roll_nt_array(in, vg);
-        fprintf(f, "            stenc_nt_line_[[]]stn_sfx[[]](&%s[st_qa + (st_il - st_i0)], st_l);\n            }\n", g);
-    }
+    fprintf(f, "            }\n%s", form == GL_LINE ? "]])" : "");
 }
 
 /* beta == 0 with streaming stores (stenc_nt_on: a gradient array past
@@ -1656,15 +1656,9 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
  * the plain loop of print_roll_gather */
 static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
-    const char *g = roll_nt_array(in, vg);
-    fprintf(f, "            ptrdiff_t st_na = 0, st_nb = 0, st_qa;\n"
-               "            const ptrdiff_t st_ll = (ptrdiff_t)(64 / sizeof(stn_real));\n"
-               "            { const ptrdiff_t i = st_i0; ");
-    point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_qi");
-    fprintf(f, " st_qa = st_qi; }\n            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0");
-    for (int d = 1; d < in->P->s->dims; ++d) fprintf(f, " * (size_t)st_n%d", d);
-    fprintf(f, "))\n                stenc_nt_span(&%s[st_qa], st_ie - st_i0, sizeof(stn_real), &st_na, &st_nb);", g);
-    fprintf(f, "\n            if (st_na < st_nb) {\n");
+    fprintf(f, "stn_nt_span(st_i0, st_ie, [[%s + (", roll_nt_array(in));
+    point_offset(f, in->P->es, in->P->s->arr[in->P->first_read].name, "0");
+    fprintf(f, ")]], %d)            if (st_na < st_nb) {\n", in->P->s->dims);
     print_gather_loop(f, R, in, vg, "st_i0", "st_i0 + st_na", GL_RANGE, "stn_gstore0");
     print_gather_loop(f, R, in, vg, NULL, NULL, GL_LINE, "stn_gstore_line");
     print_gather_loop(f, R, in, vg, "st_i0 + st_nb", "st_ie", GL_RANGE, "stn_gstore0");
@@ -1681,7 +1675,7 @@ static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int v
  * (roll_nt_array), the beta == 0 copy first tries its streaming form. */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
-    const int nt = roll_nt_array(in, vg) != NULL;
+    const int nt = roll_nt_array(in) != NULL;
     print_roll_rows(f, R, in);
     fprintf(f, "            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "            const ptrdiff_t st_xm = st_ie - st_i0 >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;\n"

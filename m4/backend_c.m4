@@ -137,9 +137,9 @@ stn_vstrips_tail(m4_ifelse([[$3]], [[]], [[[[{ const float st_v = st_vp[i]; stn_
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
 # the store of an interior loop that runs only when beta == 0 (see stn_unswitch)
 m4_define([[stn_gstore0]], [[$1[$2] = alpha*st_gv;]])
-# the store of a streamed gather's line: the point into the line's buffer
-# st_l (lane st_u), which stenc_nt_line then streams to G
-m4_define([[stn_gstore_line]], [[(void)$2; st_l[st_u] = alpha*st_gv;]])
+# the store of a streamed line's point i: into the line's buffer st_l (the
+# line starts at point st_il), which stenc_nt_line then streams to G
+m4_define([[stn_gstore_line]], [[(void)$2; st_l[i - st_il] = alpha*st_gv;]])
 # stn_unswitch(BETA, LOOP): with a gradient store (BETA = 1), LOOP twice, for
 # beta == 0 and for beta != 0.  Left to itself, GCC if-converts the store's
 # select into a masked load of G in every iteration, and the masked load of
@@ -234,7 +234,10 @@ m4_define([[stn_lanes_close]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        
 ]])]])
 m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
-            const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
+stn_vstrip([[$1]])            }
+]])
+# stn_vstrip(INTERIOR): one strip [st_i0, st_ie) of stn_vstrips_tail
+m4_define([[stn_vstrip]], [[            const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
             float st_fl[STENC_VLB / sizeof(float)] = {0};
 m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes)
             #pragma omp simd
@@ -246,7 +249,6 @@ m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += stenc_keep_[[]]
 m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[0] += st_v;]])            else for (ptrdiff_t i = st_xm; i < st_ie; ++i) { $1 }
 m4_popdef([[stn_vacc]])            #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
-            }
 ]])
 
 # stn_tail_here(ACC, BETA): 1 where an interior loop may run its last
@@ -261,7 +263,7 @@ m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1
 # stn_gtail(INTERIOR): a gradient-only interior loop over whole vectors,
 # then its last partial vector as its last whole vector again (rows of at
 # least one vector; the points it writes twice get the same value)
-m4_define([[stn_gtail]], [[m4_ifelse(stn_j_nt, [[]], [[stn_gtail_plain([[$1]])]], [[stn_gtail_nt([[$1]], stn_j_nt)]])]])
+m4_define([[stn_gtail]], [[m4_ifelse(stn_nt_or(0, 1), nt, [[stn_gtail_nt([[$1]])]], [[stn_gtail_plain([[$1]])]])]])
 m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
             const ptrdiff_t st_xm = st_ib - st_ia >= st_vl ? st_ia + (st_ib - st_ia) / st_vl * st_vl : st_ib;
             #pragma omp simd
@@ -271,42 +273,91 @@ m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)
             for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) { const ptrdiff_t i = st_ib - st_vl + st_u; $1 }
             }
 ]])
-# stn_gtail_nt(INTERIOR, G): stn_gtail where row j's gradient G may stream
-# (stenc_nt_on): its points before its first whole 64-byte line and after
-# its last plainly, each whole line computed into st_l (stn_gstore_line)
-# and streamed (stenc_nt_line); else (st_na == st_nb) stn_gtail_plain
-m4_define([[stn_gtail_nt]], [[            ptrdiff_t st_na = 0, st_nb = 0;
+# Streamed gradient lines (stn_j_nt, the job's gradient array; empty: none)
+m4_define([[stn_j_nt]], [[]])
+# stn_nt_span(LO, HI[, ROW, DIMS]): row j's gradient st_gr (ROW, a pointer
+# to its point 0; default that of stn_j_nt), its elements a line st_ll, and
+# [LO + st_na, LO + st_nb), the whole 64-byte lines of [LO, HI) where the
+# gradient (of DIMS dimensions, default stn_j_dims) streams (stenc_nt_on),
+# else st_na == st_nb == 0
+m4_define([[stn_nt_span]], [[            ptrdiff_t st_na = 0, st_nb = 0;
             const ptrdiff_t st_ll = (ptrdiff_t)(64 / sizeof(stn_real));
-            stn_real *const st_gr = $2 + $2_s0*(j[[]]m4_ifelse(stn_j_dims, 3, [[ + $2_s1*k]]));
-            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0 * (size_t)st_n1[[]]m4_ifelse(stn_j_dims, 3, [[ * (size_t)st_n2]])))
-                stenc_nt_span(st_gr + st_ia, st_ib - st_ia, sizeof(stn_real), &st_na, &st_nb);
-            if (st_na < st_nb) {
-            #pragma omp simd
-            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
-            for (ptrdiff_t st_il = st_ia + st_na; st_il < st_ia + st_nb; st_il += st_ll) {
+            stn_real *const st_gr = m4_ifelse([[$3]], [[]], [[stn_j_nt + stn_j_nt[[]]_s0*(j[[]]m4_ifelse(stn_j_dims, 3, [[ + stn_j_nt[[]]_s1*k]]))]], [[$3]]);
+            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0 * (size_t)st_n1[[]]m4_ifelse(m4_ifelse([[$4]], [[]], [[stn_j_dims]], [[$4]]), 3, [[ * (size_t)st_n2]])))
+                stenc_nt_span(st_gr + $1, $2 - $1, sizeof(stn_real), &st_na, &st_nb);
+]])
+# stn_nt_lines(LO, LOOP): the lines of stn_nt_span(LO, ...), each LOOP (the
+# points [st_il, st_il + st_ll)) with its gradient stores into st_l
+# (stn_gstore_line), then streamed (stenc_nt_line)
+m4_define([[stn_nt_lines]], [[            for (ptrdiff_t st_il = $1 + st_na; st_il < $1 + st_nb; st_il += st_ll) {
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
-m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))m4_dnl
-            #pragma omp simd
-            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
-m4_popdef([[stn_gstore]])m4_dnl
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$2[[]]m4_popdef([[stn_gstore]])m4_dnl
             stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
             }
+]])
+# stn_gtail_nt(INTERIOR): stn_gtail where row j's gradient streams: the
+# points before its first whole line and after its last plainly, the lines
+# streamed; else (no line) stn_gtail_plain
+m4_define([[stn_gtail_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
             #pragma omp simd
+            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
+stn_nt_lines(st_ia, [[            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
+]])            #pragma omp simd
             for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
             } else {
 stn_gtail_plain([[$1]])            }
 ]])
+# stn_vstrips_nt(INTERIOR): stn_vstrips_tail (value_grad, f32) where row
+# j's gradient streams: in each strip the points outside its whole lines
+# one by one into lane 0, the lines by vectors into their lanes; else (no
+# line) the strip as stn_vstrip
+m4_define([[stn_vstrips_nt]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
+stn_nt_span(st_i0, st_ie)            if (st_na < st_nb) {
+            float st_fl[STENC_VLB / sizeof(float)] = {0};
+m4_pushdef([[stn_vacc]], [[st_fl[0] += st_v;]])            for (ptrdiff_t i = st_i0; i < st_i0 + st_na; ++i) { $1 }
+            for (ptrdiff_t i = st_i0 + st_nb; i < st_ie; ++i) { $1 }
+m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])stn_nt_lines(st_i0, [[            for (ptrdiff_t st_b = st_il; st_b < st_il + st_ll; st_b += stn_vlanes)
+            #pragma omp simd
+            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_b + st_w; $1 }
+]])m4_popdef([[stn_vacc]])            #pragma omp simd
+            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
+            } else {
+stn_vstrip([[$1]])            }
+            }
+]])
+# stn_vred_nt(INTERIOR): the f64 value_grad's beta == 0 loop where row j's
+# gradient streams: the points outside its whole lines into st_acc, the
+# lines' into lanes st_dv (a line's points), summed at the row's end
+m4_define([[stn_vred_nt]], [[stn_nt_span(st_ia, st_ib)m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])m4_dnl
+            if (st_na < st_nb) {
+            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
+            for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
+            double st_dv[64 / sizeof(stn_real)] = {0};
+m4_pushdef([[stn_vacc]], [[st_dv[st_u] += (double)st_v;]])stn_nt_lines(st_ia, [[            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
+]])m4_popdef([[stn_vacc]])m4_dnl
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_acc += st_dv[st_u];
+            } else {
+            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $1 }
+            }
+m4_popdef([[stn_vacc]])]])
+# stn_nt_or(WORD, BETA): nt in the beta == 0 copy (stn_tailok) of a job
+# whose gradient may stream (stn_j_nt), with BETA = 1; else WORD
+m4_define([[stn_nt_or]], [[m4_ifelse([[$2]]stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 111, [[nt]], [[$1]])]])
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
 # into st_acc (in strips, see below); BETA = 1: unswitched on beta
-m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[stn_vstrips_tail([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[m4_ifelse(stn_nt_or(0, [[$3]]), nt, [[stn_vstrips_nt([[$2]])]], [[stn_vstrips_tail([[$2]])]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+]], [[$1$3]]stn_nt_or(0, [[$3]]), 11nt, [[stn_vred_nt([[$2]])]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
 m4_popdef([[stn_vacc]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
