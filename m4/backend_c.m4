@@ -166,9 +166,11 @@ $2[[]]            }
 #   XROW (may be empty): "if (COND) { ENDS } else {" ahead of the loops over
 #   XEND in interior rows without ROLL: the whole row's x ends when COND holds
 #   ZDECL, ZBODY: for the CUDA template only (its plane cache along z)
-#   NT (may be empty): the gradient array that a gradient-only interior
-#   (stn_gtail) streams in whole 64-byte lines where it is large
-#   (stenc_nt_on; perf/NOTES.md section 37), when the job writes no other
+#   NT (may be empty): the job's gradient array (its one differentiated
+#   array's) that a gradient-only interior (stn_gtail) streams in whole
+#   64-byte lines where it is large (stenc_nt_on; perf/NOTES.md section 37;
+#   the value_grads' strip loops do not: streamed, the Tikhonov gradient's
+#   ran slower)
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
@@ -234,10 +236,7 @@ m4_define([[stn_lanes_close]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        
 ]])]])
 m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
-stn_vstrip([[$1]])            }
-]])
-# stn_vstrip(INTERIOR): one strip [st_i0, st_ie) of stn_vstrips_tail
-m4_define([[stn_vstrip]], [[            const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
+            const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
             float st_fl[STENC_VLB / sizeof(float)] = {0};
 m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes)
             #pragma omp simd
@@ -249,6 +248,7 @@ m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += stenc_keep_[[]]
 m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[0] += st_v;]])            else for (ptrdiff_t i = st_xm; i < st_ie; ++i) { $1 }
 m4_popdef([[stn_vacc]])            #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
+            }
 ]])
 
 # stn_tail_here(ACC, BETA): 1 where an interior loop may run its last
@@ -262,8 +262,9 @@ m4_popdef([[stn_vacc]])            #pragma omp simd
 m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1, 0)]])
 # stn_gtail(INTERIOR): a gradient-only interior loop over whole vectors,
 # then its last partial vector as its last whole vector again (rows of at
-# least one vector; the points it writes twice get the same value)
-m4_define([[stn_gtail]], [[m4_ifelse(stn_nt_or(0, 1), nt, [[stn_gtail_nt([[$1]])]], [[stn_gtail_plain([[$1]])]])]])
+# least one vector; the points it writes twice get the same value); where
+# the job's gradient may stream (stn_j_nt), first stn_gtail_nt
+m4_define([[stn_gtail]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, [[stn_gtail_nt([[$1]])]], [[stn_gtail_plain([[$1]])]])]])
 m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
             const ptrdiff_t st_xm = st_ib - st_ia >= st_vl ? st_ia + (st_ib - st_ia) / st_vl * st_vl : st_ib;
             #pragma omp simd
@@ -308,56 +309,17 @@ stn_nt_lines(st_ia, [[            #pragma omp simd
             } else {
 stn_gtail_plain([[$1]])            }
 ]])
-# stn_vstrips_nt(INTERIOR): stn_vstrips_tail (value_grad, f32) where row
-# j's gradient streams: in each strip the points outside its whole lines
-# one by one into lane 0, the lines by vectors into their lanes; else (no
-# line) the strip as stn_vstrip
-m4_define([[stn_vstrips_nt]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
-            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
-stn_nt_span(st_i0, st_ie)            if (st_na < st_nb) {
-            float st_fl[STENC_VLB / sizeof(float)] = {0};
-m4_pushdef([[stn_vacc]], [[st_fl[0] += st_v;]])            for (ptrdiff_t i = st_i0; i < st_i0 + st_na; ++i) { $1 }
-            for (ptrdiff_t i = st_i0 + st_nb; i < st_ie; ++i) { $1 }
-m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])stn_nt_lines(st_i0, [[            for (ptrdiff_t st_b = st_il; st_b < st_il + st_ll; st_b += stn_vlanes)
-            #pragma omp simd
-            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_b + st_w; $1 }
-]])m4_popdef([[stn_vacc]])            #pragma omp simd
-            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
-            } else {
-stn_vstrip([[$1]])            }
-            }
-]])
-# stn_vred_nt(INTERIOR): the f64 value_grad's beta == 0 loop where row j's
-# gradient streams: the points outside its whole lines into st_acc, the
-# lines' into lanes st_dv (a line's points), summed at the row's end
-m4_define([[stn_vred_nt]], [[stn_nt_span(st_ia, st_ib)m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])m4_dnl
-            if (st_na < st_nb) {
-            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
-            for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
-            double st_dv[64 / sizeof(stn_real)] = {0};
-m4_pushdef([[stn_vacc]], [[st_dv[st_u] += (double)st_v;]])stn_nt_lines(st_ia, [[            #pragma omp simd
-            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
-]])m4_popdef([[stn_vacc]])m4_dnl
-            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_acc += st_dv[st_u];
-            } else {
-            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $1 }
-            }
-m4_popdef([[stn_vacc]])]])
-# stn_nt_or(WORD, BETA): nt in the beta == 0 copy (stn_tailok) of a job
-# whose gradient may stream (stn_j_nt), with BETA = 1; else WORD
-m4_define([[stn_nt_or]], [[m4_ifelse([[$2]]stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 111, [[nt]], [[$1]])]])
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
 # into st_acc (in strips, see below); BETA = 1: unswitched on beta
-m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[m4_ifelse(stn_nt_or(0, [[$3]]), nt, [[stn_vstrips_nt([[$2]])]], [[stn_vstrips_tail([[$2]])]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[stn_vstrips_tail([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$1$3]]stn_nt_or(0, [[$3]]), 11nt, [[stn_vred_nt([[$2]])]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
 m4_popdef([[stn_vacc]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
