@@ -197,6 +197,23 @@ static void run_reg(void *p)
 
 /* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
 #include "hand.h"
+
+/* the copy with streamed stores (its whole 64-byte lines, HAND_ROW): the
+ * write ceiling of the kernels that stream their gradient, reported next
+ * to the plain copy (perf/NOTES.md section 37); f64 as twice the floats */
+static void run_copy_nt(void *p)
+{
+    Ceil *c = p;
+    const float *a = c->dbl ? (const float *)c->da : c->a;
+    float *b = c->dbl ? (float *)c->db : c->b;
+    const size_t n = c->n * (c->dbl ? 2 : 1);
+#pragma omp parallel
+    {
+        const size_t nth = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+        HAND_ROW(1, b, n * t / nth, n * (t + 1) / nth, i, a[i]);
+        hand_fence();
+    }
+}
 typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
 enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, NHAND };
 /* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian */
@@ -207,8 +224,8 @@ static int hand_has(int w, int D) { return w != HAND_HESS_GRAD || D == 3; }
 /* a hand loop's entry: 0 value, 1 grad, 2 value_grad */
 static int hand_what(int w) { return w == HAND_TV_VALUE ? 0 : w == HAND_TIKG_VG ? 2 : 1; }
 static const char *const entry_names[3] = {"value", "grad", "value_grad"};
-/* one size's round: the two ceilings, three entries per regularizer, the hand loops */
-_Static_assert(2 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MAX");
+/* one size's round: the three ceilings, three entries per regularizer, the hand loops */
+_Static_assert(3 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MAX");
 static void run_peer(void *p)
 {
     Peer *c = p;
@@ -335,11 +352,13 @@ int main(int argc, char **argv)
                 check_peer(&pes[w], &rc, N);
                 items[ni++] = (RoundItem){run_peer, &pes[w], {0}};
             }
+            items[ni++] = (RoundItem){run_copy_nt, &c, {0}};
             round_robin(items, ni);
-            const double tsum = items[0].t[0], tcopy = items[1].t[0];
+            const double tsum = items[0].t[0], tcopy = items[1].t[0], tcopynt = items[ni - 1].t[0];
             double sum_gbs = (double)(N * es) / tsum / 1e9, copy_gbs = 2.0 * (double)(N * es) / tcopy / 1e9;
             row("ceiling_sum", "read", "c", D, nx, ny, nz, prec, tsum, (double)(N * es), "sum", sum_gbs);
             row("ceiling_copy", "copy", "c", D, nx, ny, nz, prec, tcopy, 2.0 * (double)(N * es), "copy", copy_gbs);
+            row("ceiling_copy_nt", "copy", "c", D, nx, ny, nz, prec, tcopynt, 2.0 * (double)(N * es), "copy", copy_gbs);
             for (int k = 0; k < nrc; ++k) {
                 const RegCall *rc = &rcs[k];
                 double inb = (double)(N * es) * reg_inputs(rc->reg);

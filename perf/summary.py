@@ -21,7 +21,8 @@ if '--duels' in args:
 rows = list(csv.DictReader(open(args[0])))
 print("# stenc performance summary\n")
 print("T_eff = bytes that must move / median time; ratio = T_eff / ceiling measured in the same run")
-print("(read-only sum for values, copy for gradients and updates).\n")
+print("(read-only sum for values, copy for gradients and updates; the row ceiling_copy_nt is the copy")
+print("with streamed stores, which large gradients use, as a ratio to the plain copy).\n")
 print("| kernel | entry | backend | dims | size | prec | median ms | T_eff GB/s | ceiling | ratio |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
