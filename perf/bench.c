@@ -210,7 +210,16 @@ static void run_copy_nt(void *p)
 #pragma omp parallel
     {
         const size_t nth = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-        HAND_ROW(1, b, n * t / nth, n * (t + 1) / nth, i, a[i]);
+        const size_t lo = n * t / nth, hi = n * (t + 1) / nth;
+#if defined(__AVX__)
+        size_t s, e; /* the lines, a vector load and a streamed store at a time */
+        hand_span(b, lo, hi, &s, &e);
+        for (size_t i = lo; i < s; ++i) b[i] = a[i];
+        for (size_t i = s; i < e; i += 8) _mm256_stream_ps(b + i, _mm256_loadu_ps(a + i));
+        for (size_t i = e; i < hi; ++i) b[i] = a[i];
+#else
+        HAND_ROW(1, b, lo, hi, i, a[i]);
+#endif
         hand_fence();
     }
 }
