@@ -1595,23 +1595,15 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
     else fprintf(f, " const stn_real st_gv = (st_gv0 + st_gv1) + (st_gv2 + st_gv3);");
 }
 
-/* the one differentiated array's gradient, which a gradient-only interior
- * may stream (stn_gtail_nt), or "" when there are several */
+/* the one differentiated array's gradient, which may stream (the gathers'
+ * print_roll_gather_nt, the row loops' m4 stn_gtail_nt), or "" when there
+ * are several */
 static const char *nt_array(const RedPlan *P)
 {
     int a1 = -1, n = 0;
     for (int a = 0; a < P->N; ++a)
         if (P->diff[a]) a1 = a, ++n;
     return n == 1 ? P->E.names[P->N + a1] : "";
-}
-
-/* the gradient array a gather may stream (stenc_nt_line), or NULL: one
- * differentiated array (nt_array); a value computed in the gather goes to
- * its strip buffer (stn_vacc) as before */
-static const char *roll_nt_array(const RollIn *in)
-{
-    const char *g = nt_array(in->P);
-    return *g ? g : NULL;
 }
 
 /* one gather loop of a strip, G[q] = the sum of the terms that reach q
@@ -1652,11 +1644,12 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
 
 /* beta == 0 with streaming stores (stenc_nt_on: a gradient array past
  * STENC_NT_BYTES): the strip's points before its first whole line of G and
- * after its last plainly, its whole lines streamed; else (st_nb == st_na)
- * the plain loop of print_roll_gather */
+ * after its last plainly, its whole lines streamed (a value computed in
+ * the gather goes to its strip buffer, stn_vacc, as before); else
+ * (st_nb == st_na) the plain loop of print_roll_gather */
 static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
-    fprintf(f, "stn_nt_span(st_i0, st_ie, [[%s + (", roll_nt_array(in));
+    fprintf(f, "stn_nt_span(st_i0, st_ie, [[%s + (", nt_array(in->P));
     point_offset(f, in->P->es, in->P->s->arr[in->P->first_read].name, "0");
     fprintf(f, ")]], %d)            if (st_na < st_nb) {\n", in->P->s->dims);
     print_gather_loop(f, R, in, vg, "st_i0", "st_i0 + st_na", GL_RANGE, "stn_gstore0");
@@ -1672,10 +1665,10 @@ static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int v
  * the same value, so the strip's last partial vector is its last whole
  * vector again instead of GCC's scalar epilogue (up to 15 points with
  * AVX-512: perf/NOTES.md section 18).  Where the gradient may stream
- * (roll_nt_array), the beta == 0 copy first tries its streaming form. */
+ * (nt_array), the beta == 0 copy first tries its streaming form. */
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
-    const int nt = roll_nt_array(in) != NULL;
+    const int nt = *nt_array(in->P) != '\0';
     print_roll_rows(f, R, in);
     fprintf(f, "            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "            const ptrdiff_t st_xm = st_ie - st_i0 >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;\n"
