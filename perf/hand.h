@@ -20,10 +20,12 @@
  *   - the total Hessian's gradient, 3D: each point's six factors computed
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
- * Every gradient row goes through HAND_ROW: where the gradient array is
- * large (32 MiB or more, stenc's default STENC_NT_BYTES), its whole 64-byte
- * lines are streamed (non-temporal stores, no read for ownership), the
- * rest stored plainly, as stenc's kernels do (perf/NOTES.md section 37).
+ * Every row of the gradient loops goes through HAND_ROW: where the
+ * gradient array is large (32 MiB or more, stenc's default STENC_NT_BYTES),
+ * its whole 64-byte lines are streamed (non-temporal stores, no read for
+ * ownership), the rest stored plainly, as stenc's kernels do; the
+ * value_grad loop stores plainly, as stenc's Tikhonov value_grad does
+ * (perf/NOTES.md section 37).
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
