@@ -408,7 +408,9 @@ m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
 # stn_j_roll_init defines.  Interior sums:
 # through the strip buffer for values alone; straight into the double
 # accumulator when the loop also stores a gradient (measured faster there:
-# the loop is store-bound, the extra buffer pass cost up to 2x)
+# the loop is store-bound, the extra buffer pass cost up to 2x).  A
+# gradient job's chunk ends with a store fence (stenc_nt_fence), for the
+# lines it may have streamed (stn_nt_lines)
 m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
     for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) {
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;

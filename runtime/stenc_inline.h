@@ -85,7 +85,7 @@ static inline double stenc_keep_f64(double v, int keep) { return stenc_select_f6
  * gone before anyone read it); in cache a streaming store is slower, as the
  * caller's next read then comes from memory.  Only whole 64-byte lines
  * stream: a line that a plain store also writes costs more than it saves
- * (2.7x the hand Laplacian's time, measured).  perf/NOTES.md section 37.
+ * (up to 2.7x the hand Laplacian's time, measured).  perf/NOTES.md section 37.
  * -DSTENC_NT_BYTES=0 streams every gradient (the tests' second build),
  * -DSTENC_NT_BYTES=SIZE_MAX none. */
 #ifndef STENC_NT_BYTES
