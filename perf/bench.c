@@ -198,9 +198,11 @@ static void run_reg(void *p)
 /* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
 #include "hand.h"
 
-/* the copy with streamed stores (its whole 64-byte lines, HAND_ROW): the
- * write ceiling of the kernels that stream their gradient, reported next
- * to the plain copy (perf/NOTES.md section 37); f64 as twice the floats */
+/* the copy with streamed stores of its whole 64-byte lines (a plain
+ * intrinsic loop; HAND_ROW's line buffer ran a copy 0.75-0.93x as fast as
+ * the plain copy, so it is only the fallback without AVX): the write
+ * ceiling of the kernels that stream their gradient, reported next to the
+ * plain copy (perf/NOTES.md section 37); f64 as twice the floats */
 static void run_copy_nt(void *p)
 {
     Ceil *c = p;
