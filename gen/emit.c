@@ -896,6 +896,7 @@ typedef struct {
     Node *f;         /* what a slot holds at each R point */
     int lag;         /* planes between an R point and the last plane that reads it */
     long base0, base1; /* its first ring row: base0 + base1*st_tyr */
+    int strip;       /* read in the newest row only: one row, a strip at a time (strip_slots) */
 } Slot;
 
 typedef struct {
@@ -918,6 +919,7 @@ typedef struct {
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
     long size0, size1;   /* ring rows per thread: size0 + size1*st_tyr */
+    int nstrip;          /* slots with strip set */
 } Roll;
 
 /* the taps' partials as terms over shared factors; 0 when that saves
@@ -1016,6 +1018,30 @@ static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
     return 0;
 }
 
+/* In row order (2D), the slots that the gather reads in the newest row
+ * only (their taps' y offset is miny: TV's x partial) need that row's
+ * current strip alone.  Such a slot keeps one ring row, written from its
+ * start: the strip's R point x at index x - st_so, where st_so is the
+ * strip's first R point, so the strip stays in L1 from its row function to
+ * its gather; with full rows, each strip's lines had left L1 since the
+ * row before (perf/NOTES.md section 38).  The catchup and the row's ends
+ * write the same row at x itself (st_so = 0): the ends gather reads it
+ * there, after the strips.  Not with a value slot, which the plain row
+ * function sums (roll_sums_value): the ends' extra calls would count it
+ * again. */
+static void strip_slots(int D, Node *const *dtaps, Roll *R)
+{
+    R->nstrip = 0;
+    if (D != 2 || R->plane || R->vslot >= 0) return;
+    for (int k = 0; k < R->nslot; ++k) {
+        int newest = 1;
+        for (int u = 0; u < R->nuse; ++u)
+            if (R->use[u].slot == k && dtaps[R->use[u].tap]->idx[1].c != R->miny) newest = 0;
+        R->slot[k].strip = newest;
+        R->nstrip += newest;
+    }
+}
+
 /* Where each slot's rows live: plan only, no printing.  With VALUE (the
  * reduction's expression) and the point's own R point in the box, the value
  * comes with the rolling rows, computed with the partials (one evaluation
@@ -1046,12 +1072,14 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
     else if (value && own && D == 3) R->vdiag = 1;
     else if (value && own && R->nslot < MAXTAP) {
         R->vslot = R->nslot++;
-        R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0};
+        R->slot[R->vslot] = (Slot){value, (int)-R->minz, 0, 0, 0};
     }
+    strip_slots(D, dtaps, R);
     for (int k = 0; k < R->nslot; ++k) {
         R->slot[k].base0 = R->size0;
         R->slot[k].base1 = R->size1;
-        if (R->slot[k].lag == 0 && R->plane) R->size1 += 1; /* the newest plane's rows, all of them */
+        if (R->slot[k].strip) R->size0 += 1;
+        else if (R->slot[k].lag == 0 && R->plane) R->size1 += 1; /* the newest plane's rows, all of them */
         else if (R->slot[k].lag == 0) R->size0 += R->depth;
         else R->size1 += R->nplane; /* slots of the planes' bookkeeping: a plane's rows live as long as it says */
     }
@@ -1062,7 +1090,8 @@ static void print_ring_row(FILE *f, const Roll *R, int k, const char *jq, const 
 {
     const Slot *sl = &R->slot[k];
     fprintf(f, "st_rb + (size_t)(%ld + %ld * st_tyr + ", sl->base0, sl->base1);
-    if (sl->lag == 0 && R->plane) fprintf(f, "(%s - st_jt)", jq);
+    if (sl->strip) fprintf(f, "0");
+    else if (sl->lag == 0 && R->plane) fprintf(f, "(%s - st_jt)", jq);
     else if (sl->lag == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
     else fprintf(f, "stenc_imod(%s, %d) * st_tyr + (%s - st_jt)", kq, R->nplane, jq);
     fprintf(f, ") * (size_t)st_rw");
@@ -1283,17 +1312,20 @@ static int roll_merged_ends(const Roll *R, int lag)
 
 /* roll_helper's function head up to its inputs' set-up: the parameters of
  * its kind (ENDS, or MERGED: the mode and x domain; VSUM: st_vr; VALUE or
- * COUNTS: the lanes st_dl; COUNTS, not ENDS: the counted range).  An ENDS
- * function that a MERGED one calls is inline. */
-static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts, int merged)
+ * COUNTS: the lanes st_dl; COUNTS, not ENDS: the counted range; SO: the
+ * strip slots' first index st_so).  An ENDS function that a MERGED one
+ * calls is inline. */
+static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts, int merged,
+                             int so)
 {
     fprintf(f, "stn_c_only([[static %s void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", ends && merged ? "inline" : "STENC_NOINLINE", in->fn, lag,
             value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
             ends || merged ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
-            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "");
+            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "",
+            so ? ", ptrdiff_t st_so" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
 }
@@ -1339,7 +1371,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
     const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
     const int merged = !value && roll_merged_ends(R, lag);
-    roll_helper_head(f, in, lag, value, ends, vsum, counts, merged);
+    roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
     const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmu[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
@@ -1350,7 +1382,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         print_ring_row(f, R, k, "st_jq", "st_kq");
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
-        snprintf(fmb[nr], sizeof fmb[nr], "st_w%d[i] = %%s;", k);
+        snprintf(fmb[nr], sizeof fmb[nr], R->slot[k].strip && !ends ? "st_w%d[i - st_so] = %%s;" : "st_w%d[i] = %%s;", k);
         store[nr] = fm[nr] = fmu[nr] = fmt[nr] = fms[nr] = fmb[nr];
         if (vsum && k == R->vslot) fm[nr] = fmu[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
@@ -1394,9 +1426,11 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it); CNT: a
- * counting function's lanes and range (roll_counts), NULL: none counted */
-static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
-                      const char *vr, const char *cnt, const char *ind)
+ * counting function's lanes and range (roll_counts), NULL: none counted;
+ * SO: the strip slots' first index (strip_slots): XA for a strip, "0" for
+ * the rows and columns that the strips do not compute */
+static void roll_call_so(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa,
+                         const char *xb, const char *vr, const char *cnt, const char *ind, const char *so)
 {
     const int vsum = roll_sums_value(R, in, lag, value, ends), merged = !value && !ends && roll_merged_ends(R, lag);
     fprintf(f, "%s%s_roll%d%s_[[]]stn_sfx[[]](%s, %s, st_jq, st_kq", ind, in->fn, lag, value ? "v" : ends ? "e" : "", xa, xb);
@@ -1404,7 +1438,15 @@ static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int val
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s", ends || merged ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "",
             vsum ? vr : "", value ? ", st_dl" : "");
     if (roll_counts(R, lag, value)) fprintf(f, ", %s", cnt ? cnt : ends ? "st_dz" : "st_dz, 0, 0");
+    if (R->nstrip && !ends) fprintf(f, ", %s", so);
     fprintf(f, ");\n");
+}
+
+/* roll_call_so with the strip slots at x itself */
+static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
+                      const char *vr, const char *cnt, const char *ind)
+{
+    roll_call_so(f, R, in, lag, value, ends, xa, xb, vr, cnt, ind, "0");
 }
 
 /* In plane order, whether the newest plane's row st_jq counts its values
@@ -1586,7 +1628,8 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
         if (t < K) fprintf(f, " stn_real st_gv%d = %s", t, us->neg ? "-" : "");
         else fprintf(f, " st_gv%d %c= ", t % K, us->neg ? '-' : '+');
         if (us->coef) fprintf(f, "st_c%d * ", u);
-        fprintf(f, "st_r%d[i%+ld];", roll_row_of(R, in, u), -in->P->dtaps[us->tap]->idx[0].c);
+        fprintf(f, "st_r%d[i%+ld%s];", roll_row_of(R, in, u), -in->P->dtaps[us->tap]->idx[0].c,
+                R->slot[us->slot].strip ? " - st_so" : "");
         ++t;
     }
     if (nt == 0) fprintf(f, " const stn_real st_gv = 0;");
@@ -1670,6 +1713,7 @@ static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
     const int nt = *nt_array(in->P) != '\0';
     print_roll_rows(f, R, in);
+    if (R->nstrip) fprintf(f, "            const ptrdiff_t st_so = st_i0%+ld; /* the strip slots' first R point */\n", -R->maxx);
     fprintf(f, "            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "            const ptrdiff_t st_xm = st_ie - st_i0 >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;\n"
                "            if (beta == 0) {\n");
@@ -2157,17 +2201,27 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
-    roll_call(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, "                ");
+    roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, "                ", xa);
     fprintf(f, "            }\n");
 }
 
-/* row order: the newest row's x ends (only the row's ends gather reads them) */
+/* row order: the newest row's x ends (only the row's ends gather reads
+ * them); with strip slots also, at x itself, the interior R points within
+ * st_ew of either end of [XA, XB), all the ends gather can read (the
+ * points of the row's ends, the taps' reach, a periodic wrap) */
 static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    if (R->nstrip) {
+        fprintf(f, "                const ptrdiff_t st_ew = stenc_imax(st_ia - st_lo0, st_hi0 - st_ib) + %ld;\n",
+                R->maxx - R->minx + 1);
+        fprintf(f, "                const ptrdiff_t st_wa = %s, st_wb = %s;\n", xa, xb);
+        roll_call(f, R, in, 0, 0, 0, "st_wa", "stenc_imin(st_wa + st_ew, st_wb)", "0", NULL, "                ");
+        roll_call(f, R, in, 0, 0, 0, "stenc_imax(st_wb - st_ew, st_wa + st_ew)", "st_wb", "0", NULL, "                ");
+    }
     roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, NULL, "                ");
     fprintf(f, "            }\n");
 }
