@@ -1018,25 +1018,28 @@ static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
     return 0;
 }
 
-/* In row order (2D), the slots that the gather reads in the newest row
- * only (their taps' y offset is miny: TV's x partial) need that row's
- * current strip alone.  Such a slot keeps one ring row, written from its
- * start: the strip's R point x at index x - st_so, where st_so is the
- * strip's first R point, so the strip stays in L1 from its row function to
- * its gather; with full rows, each strip's lines had left L1 since the
- * row before (perf/NOTES.md section 38).  The catchup and the row's ends
- * write the same row at x itself (st_so = 0): the ends gather reads it
- * there, after the strips.  Not with a value slot, which the plain row
- * function sums (roll_sums_value): the ends' extra calls would count it
- * again. */
+/* In row order (2D, and 3D's value_grads of forward taps), the slots that
+ * the gather reads in the newest row only (their taps' y offset is miny,
+ * z offset minz: TV's x partial) need that row's current strip alone.
+ * Such a slot keeps two ring rows: the row as usual, at x itself, and a
+ * strip row, written from its start (x - st_so, where st_so is the
+ * strip's first R point), so that a strip stays in L1 from its row
+ * function to its gather; in full rows, each strip's lines had left L1
+ * since the row before (perf/NOTES.md section 38).  A row's middle strips
+ * use the strip row; its first and last strips (st_so = -1), the catchup
+ * and the ends function write the row itself, and hold every R point the
+ * row's ends gather reads.  Not with a value slot (the 2D row functions'
+ * sums, roll_sums_value). */
 static void strip_slots(int D, Node *const *dtaps, Roll *R)
 {
     R->nstrip = 0;
-    if (D != 2 || R->plane || R->vslot >= 0) return;
+    if (R->plane || R->vslot >= 0) return;
     for (int k = 0; k < R->nslot; ++k) {
         int newest = 1;
-        for (int u = 0; u < R->nuse; ++u)
-            if (R->use[u].slot == k && dtaps[R->use[u].tap]->idx[1].c != R->miny) newest = 0;
+        for (int u = 0; u < R->nuse; ++u) {
+            const Node *t = dtaps[R->use[u].tap];
+            if (R->use[u].slot == k && (t->idx[1].c != R->miny || (D == 3 && t->idx[2].c != R->minz))) newest = 0;
+        }
         R->slot[k].strip = newest;
         R->nstrip += newest;
     }
@@ -1078,7 +1081,7 @@ static void plan_roll(const Stencil *s, Node *f, int ndt, Node *const *dtaps, No
     for (int k = 0; k < R->nslot; ++k) {
         R->slot[k].base0 = R->size0;
         R->slot[k].base1 = R->size1;
-        if (R->slot[k].strip) R->size0 += 1;
+        if (R->slot[k].strip) R->size0 += 2;
         else if (R->slot[k].lag == 0 && R->plane) R->size1 += 1; /* the newest plane's rows, all of them */
         else if (R->slot[k].lag == 0) R->size0 += R->depth;
         else R->size1 += R->nplane; /* slots of the planes' bookkeeping: a plane's rows live as long as it says */
@@ -1095,6 +1098,17 @@ static void print_ring_row(FILE *f, const Roll *R, int k, const char *jq, const 
     else if (sl->lag == 0) fprintf(f, "stenc_imod(%s, %d)", jq, R->depth);
     else fprintf(f, "stenc_imod(%s, %d) * st_tyr + (%s - st_jt)", kq, R->nplane, jq);
     fprintf(f, ") * (size_t)st_rw");
+}
+
+/* strip slot k's row for the strip st_so names (strip_slots): its ring row,
+ * or (st_so >= 0) the strip row after it, where x is at x - st_sx */
+static void print_strip_row(FILE *f, const Roll *R, int k)
+{
+    fprintf(f, "st_so < 0 ? ");
+    print_ring_row(f, R, k, "", "");
+    fprintf(f, " : ");
+    print_ring_row(f, R, k, "", "");
+    fprintf(f, " + st_rw");
 }
 
 /* ---- a reduction's plan: what each of its entry points prints from ---- */
@@ -1328,6 +1342,7 @@ static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int 
             so ? ", ptrdiff_t st_so" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
+    if (so) fprintf(f, "    const ptrdiff_t st_sx = st_so < 0 ? 0 : st_so; (void)st_sx;\n"); /* a lagged row function writes no strip slot */
 }
 
 /* a MERGED row function's last statement: its row's x ends (the lanes st_dl
@@ -1379,10 +1394,11 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
         fprintf(f, "    stn_real *stn_restrict st_w%d = ", k);
-        print_ring_row(f, R, k, "st_jq", "st_kq");
+        if (R->slot[k].strip && !ends) print_strip_row(f, R, k);
+        else print_ring_row(f, R, k, "st_jq", "st_kq");
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
-        snprintf(fmb[nr], sizeof fmb[nr], R->slot[k].strip && !ends ? "st_w%d[i - st_so] = %%s;" : "st_w%d[i] = %%s;", k);
+        snprintf(fmb[nr], sizeof fmb[nr], R->slot[k].strip && !ends ? "st_w%d[i - st_sx] = %%s;" : "st_w%d[i] = %%s;", k);
         store[nr] = fm[nr] = fmu[nr] = fmt[nr] = fms[nr] = fmb[nr];
         if (vsum && k == R->vslot) fm[nr] = fmu[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
@@ -1427,8 +1443,8 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it); CNT: a
  * counting function's lanes and range (roll_counts), NULL: none counted;
- * SO: the strip slots' first index (strip_slots): XA for a strip, "0" for
- * the rows and columns that the strips do not compute */
+ * SO: where the strip slots go (strip_slots): st_so for a strip, "-1" for
+ * the catchup's rows */
 static void roll_call_so(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa,
                          const char *xb, const char *vr, const char *cnt, const char *ind, const char *so)
 {
@@ -1442,11 +1458,11 @@ static void roll_call_so(FILE *f, const Roll *R, const RollIn *in, int lag, int 
     fprintf(f, ");\n");
 }
 
-/* roll_call_so with the strip slots at x itself */
+/* roll_call_so with the strip slots in their rows (st_so -1) */
 static void roll_call(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends, const char *xa, const char *xb,
                       const char *vr, const char *cnt, const char *ind)
 {
-    roll_call_so(f, R, in, lag, value, ends, xa, xb, vr, cnt, ind, "0");
+    roll_call_so(f, R, in, lag, value, ends, xa, xb, vr, cnt, ind, "-1");
 }
 
 /* In plane order, whether the newest plane's row st_jq counts its values
@@ -1571,8 +1587,8 @@ static int roll_row_of(const Roll *R, const RollIn *in, int u)
 }
 
 /* the ring rows the gather terms of row (j, k) read: st_r<use> for the
- * first use of each row */
-static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
+ * first use of each row; STRIP: a strip's gather (print_strip_row) */
+static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in, int strip)
 {
     const int D = in->P->s->dims;
     const char *K = D == 3 ? "k" : "0";
@@ -1583,7 +1599,8 @@ static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in)
         snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
         snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -tp->idx[2].c : 0L);
         fprintf(f, "            const stn_real *stn_restrict st_r%d = ", u);
-        print_ring_row(f, R, R->use[u].slot, jq, kq);
+        if (strip && R->slot[R->use[u].slot].strip) print_strip_row(f, R, R->use[u].slot);
+        else print_ring_row(f, R, R->use[u].slot, jq, kq);
         fprintf(f, ";\n");
     }
 }
@@ -1629,7 +1646,7 @@ static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
         else fprintf(f, " st_gv%d %c= ", t % K, us->neg ? '-' : '+');
         if (us->coef) fprintf(f, "st_c%d * ", u);
         fprintf(f, "st_r%d[i%+ld%s];", roll_row_of(R, in, u), -in->P->dtaps[us->tap]->idx[0].c,
-                R->slot[us->slot].strip ? " - st_so" : "");
+                R->slot[us->slot].strip ? " - st_sx" : "");
         ++t;
     }
     if (nt == 0) fprintf(f, " const stn_real st_gv = 0;");
@@ -1712,8 +1729,8 @@ static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int v
 static void print_roll_gather(FILE *f, const Roll *R, const RollIn *in, int vg)
 {
     const int nt = *nt_array(in->P) != '\0';
-    print_roll_rows(f, R, in);
-    if (R->nstrip) fprintf(f, "            const ptrdiff_t st_so = st_i0%+ld; /* the strip slots' first R point */\n", -R->maxx);
+    print_roll_rows(f, R, in, 1);
+    if (R->nstrip) fprintf(f, "            const ptrdiff_t st_sx = st_so < 0 ? 0 : st_so;\n");
     fprintf(f, "            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "            const ptrdiff_t st_xm = st_ie - st_i0 >= st_vl ? st_i0 + (st_ie - st_i0) / st_vl * st_vl : st_ie;\n"
                "            if (beta == 0) {\n");
@@ -1742,7 +1759,8 @@ static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg, int r
     fprintf(f, ", const stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt, stn_real alpha, stn_real beta");
     for (int a = 0; a < N; ++a)
         if (in->P->diff[a]) fprintf(f, ", stn_real *stn_restrict %s", in->P->E.names[N + a]);
-    fprintf(f, "%s)\n{\n    (void)st_tyr; (void)st_jt;", in->want_v && !vg ? ", stn_real *stn_restrict st_vb" : "");
+    fprintf(f, "%s%s)\n{\n    (void)st_tyr; (void)st_jt;", in->want_v && !vg ? ", stn_real *stn_restrict st_vb" : "",
+            R->nstrip ? ", ptrdiff_t st_so" : "");
     print_roll_input_setup(f, in);
     print_roll_coefs(f, R, in);
     if (run) fprintf(f, "    for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n    const ptrdiff_t j = st_jg + st_jr;\n");
@@ -1752,7 +1770,7 @@ static void roll_gather_helper(FILE *f, Roll *R, const RollIn *in, int vg, int r
 
 /* its call for the strip [st_i0, st_ie) of row (j, k), or with RUN of the
  * run's st_nr rows from row j on */
-static void roll_gather_call(FILE *f, const RollIn *in, int vg, int run)
+static void roll_gather_call(FILE *f, const Roll *R, const RollIn *in, int vg, int run)
 {
     const int N = in->P->N;
     fprintf(f, "            %s_gather_[[]]stn_sfx[[]](st_i0, st_ie, j%s%s", in->fn, run ? ", st_nr" : "",
@@ -1761,7 +1779,7 @@ static void roll_gather_call(FILE *f, const RollIn *in, int vg, int run)
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, alpha, beta");
     for (int a = 0; a < N; ++a)
         if (in->P->diff[a]) fprintf(f, ", %s", in->P->E.names[N + a]);
-    fprintf(f, "%s);\n", in->want_v && !vg ? ", st_vb" : "");
+    fprintf(f, "%s%s);\n", in->want_v && !vg ? ", st_vb" : "", R->nstrip ? ", st_so" : "");
 }
 
 static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in);
@@ -1776,7 +1794,7 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
 {
     const int N = in->P->N;
     fprintf(f, "            {\n");
-    print_roll_rows(f, R, in);
+    print_roll_rows(f, R, in, 0);
     const int fast = print_roll_fast_ends(f, R, in);
     fprintf(f, "            %sfor (int st_h = 0; st_h < 2; ++st_h) {\n"
                "            const ptrdiff_t st_ea = st_h ? st_ib : st_lo0, st_eb = st_h ? st_hi0 : st_ia;\n"
@@ -2201,27 +2219,17 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
-    roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, "                ", xa);
+    roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, "                ", "st_so");
     fprintf(f, "            }\n");
 }
 
-/* row order: the newest row's x ends (only the row's ends gather reads
- * them); with strip slots also, at x itself, the interior R points within
- * st_ew of either end of [XA, XB), all the ends gather can read (the
- * points of the row's ends, the taps' reach, a periodic wrap) */
+/* row order: the newest row's x ends (only the row's ends gather reads them) */
 static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
-    if (R->nstrip) {
-        fprintf(f, "                const ptrdiff_t st_ew = stenc_imax(st_ia - st_lo0, st_hi0 - st_ib) + %ld;\n",
-                R->maxx - R->minx + 1);
-        fprintf(f, "                const ptrdiff_t st_wa = %s, st_wb = %s;\n", xa, xb);
-        roll_call(f, R, in, 0, 0, 0, "st_wa", "stenc_imin(st_wa + st_ew, st_wb)", "0", NULL, "                ");
-        roll_call(f, R, in, 0, 0, 0, "stenc_imax(st_wb - st_ew, st_wa + st_ew)", "st_wb", "0", NULL, "                ");
-    }
     roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, NULL, "                ");
     fprintf(f, "            }\n");
 }
@@ -2236,10 +2244,16 @@ static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
     return R->plane && !(in->want_v && !gv); /* R->plane: 3D only (roll_plan) */
 }
 
+/* The strips [st_i0, st_ie) of an interior row: STENC_RSTRIP points, the
+ * last one up to STENC_RSTRIP + STENC_VSTRIP.  A row's value summed by its
+ * strips' row functions (roll_sums_value) then comes in the pieces and
+ * vectors of the same row summed in one call (the catchup): a last strip
+ * shorter than a vector summed its points in another order, and the
+ * value's last bits changed with the thread count. */
 static void print_strip_loop(FILE *f)
 {
-    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_RSTRIP) {\n"
-               "            const ptrdiff_t st_ie = st_ib - st_i0 < STENC_RSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+    fprintf(f, "            for (ptrdiff_t st_i0 = st_ia, st_ie; st_i0 < st_ib; st_i0 = st_ie) {\n"
+               "            st_ie = st_ib - st_i0 < STENC_RSTRIP + STENC_VSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
 }
 
 /* the strips of row j, each: the newest row's slots in row order, the
@@ -2249,9 +2263,11 @@ static void print_roll_strips(FILE *f, const Roll *R, const RollIn *in, int vg, 
 {
     const char *K = in->P->s->dims == 3 ? "k" : "0";
     print_strip_loop(f);
+    if (R->nstrip) /* the middle strips' strip slots in their strip rows (strip_slots) */
+        fprintf(f, "            const ptrdiff_t st_so = st_i0 > st_ia && st_ie < st_ib ? st_i0%+ld : -1;\n", -R->maxx);
     if (!R->plane) print_roll_newest_strip(f, R, in, vg, K);
-    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP];\n");
-    roll_gather_call(f, in, gv, run);
+    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP + STENC_VSTRIP];\n");
+    roll_gather_call(f, R, in, gv, run);
     if (run) fprintf(f, "            }\n");
     else print_roll_strip_value(f, R, in, gv, K);
 }
