@@ -1019,11 +1019,10 @@ static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
     return 0;
 }
 
-/* In row order (2D, and 3D's value_grads of forward taps), the slots that
- * the gather reads in the newest row only (their taps' y offset is miny,
- * z offset minz: TV's x partial) need that row's current strip alone.
- * Such a slot keeps two ring rows: the row as usual, at x itself, and a
- * strip row, written from its start (x - st_so, where st_so is the
+/* In 2D, the slots that the gather reads in the newest row only (their
+ * taps' y offset is miny: TV's x partial) need that row's current strip
+ * alone.  Such a slot keeps two ring rows: the row as usual, at x itself,
+ * and a strip row, written from its start (x - st_so, where st_so is the
  * strip's first R point), so that a strip stays in L1 from its row
  * function to its gather; in full rows, each strip's lines had left L1
  * since the row before (perf/NOTES.md section 38).  A row's middle strips
@@ -1031,17 +1030,18 @@ static int value_over_slots(Node *value, Node *const *dtaps, int D, Roll *R)
  * and the ends function write the row itself, and hold every R point the
  * row's ends gather reads.  The strip rows come first in the ring: the 2D
  * TV gradient took 1.2x the time with its strip row second (section 38).
- * Not with a value slot (the 2D row functions' sums, roll_sums_value). */
+ * Not with a value slot (the 2D row functions' sums, roll_sums_value).
+ * Not in 3D: its rows (in row order, the value_grads of forward taps)
+ * are rarely long enough to have middle strips, and the ring's new layout
+ * alone moved their times by -12% to +15% (section 38). */
 static void strip_slots(int D, Node *const *dtaps, Roll *R)
 {
     R->nstrip = 0;
-    if (R->plane || R->vslot >= 0) return;
+    if (D != 2 || R->vslot >= 0) return;
     for (int k = 0; k < R->nslot; ++k) {
         int newest = 1;
-        for (int u = 0; u < R->nuse; ++u) {
-            const Node *t = dtaps[R->use[u].tap];
-            if (R->use[u].slot == k && (t->idx[1].c != R->miny || (D == 3 && t->idx[2].c != R->minz))) newest = 0;
-        }
+        for (int u = 0; u < R->nuse; ++u)
+            if (R->use[u].slot == k && dtaps[R->use[u].tap]->idx[1].c != R->miny) newest = 0;
         R->slot[k].strip = newest;
         R->nstrip += newest;
     }
