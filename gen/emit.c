@@ -1328,9 +1328,9 @@ static int roll_merged_ends(const Roll *R, int lag)
 
 /* roll_helper's function head up to its inputs' set-up: the parameters of
  * its kind (ENDS, or MERGED: the mode and x domain; VSUM: st_vr; VALUE or
- * COUNTS: the lanes st_dl; COUNTS, not ENDS: the counted range; SO: the
- * strip slots' first index st_so).  An ENDS function that a MERGED one
- * calls is inline. */
+ * COUNTS: the lanes st_dl; COUNTS, not ENDS: the counted range; SO: st_so,
+ * the strip slots' row and first R point, print_strip_row).  An ENDS
+ * function that a MERGED one calls is inline. */
 static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts, int merged,
                              int so)
 {
@@ -1344,7 +1344,7 @@ static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int 
             so ? ", ptrdiff_t st_so" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
-    if (so) fprintf(f, "    const ptrdiff_t st_sx = st_so < 0 ? 0 : st_so; (void)st_sx;\n"); /* a lagged row function writes no strip slot */
+    if (so) fprintf(f, "    const ptrdiff_t st_sx = st_so < 0 ? 0 : st_so; (void)st_sx;\n");
 }
 
 /* a MERGED row function's last statement: its row's x ends (the lanes st_dl
