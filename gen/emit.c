@@ -483,11 +483,8 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
         pr_c_block(bd.f, &pc, roots + i, 1, (const char *const *)fmt + i, "            ");
         fprintf(bd.f, "        }\n");
     }
-    *szd = *szb = NULL;
-    if (s->dims == 3) {
-        const ZcIn z = {&pc, roots, k->nst, (const char *const *)fmt, 1, "", written, k->nst};
-        (void)zc_body(&z, szd, szb);
-    }
+    const ZcIn z = {&pc, roots, k->nst, (const char *const *)fmt, 1, "", written, k->nst};
+    (void)zc_body(&z, szd, szb);
     for (int i = 0; i < k->nst; ++i) free(fmt[i]);
     *sin = str_close(&in), *sbd = str_close(&bd);
 }
@@ -680,12 +677,10 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     fprintf(in.f, "        }\n");
     print_adjoint_border(bd.f, s, k, pc, terms, nterm, qs, s->arr[x].name);
     char *szd = NULL, *szb = NULL, head[300];
-    if (D == 3) {
-        const int written[1] = {N + x};
-        snprintf(head, sizeof head, "            %s\n", qs);
-        const ZcIn z = {pc, &sum, 1, fmts, 0, head, written, 1};
-        (void)zc_body(&z, &szd, &szb);
-    }
+    const int written[1] = {N + x};
+    snprintf(head, sizeof head, "            %s\n", qs);
+    const ZcIn z = {pc, &sum, 1, fmts, 0, head, written, 1};
+    (void)zc_body(&z, &szd, &szb);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
     job(jobs, D, 0, 0, sbox, sin, sbd, szd, szb);
@@ -3283,11 +3278,8 @@ static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int wan
     fprintf(f, "{\n%s", head);
     pr_c_block(f, &pcr, roots, nr, fm, "            ");
     fprintf(f, "        }\n");
-    *szd = *szb = NULL;
-    if (P->D == 3) {
-        const ZcIn z = {&pcr, roots, nr, fm, 0, head, NULL, 0};
-        (void)zc_body(&z, szd, szb);
-    }
+    const ZcIn z = {&pcr, roots, nr, fm, 0, head, NULL, 0};
+    (void)zc_body(&z, szd, szb);
     free(head);
 }
 

@@ -7,7 +7,9 @@ m4_include(stenc.m4)m4_divert(-1)
 # through the chunk, so that the planes below and above come from L1
 # (stn_zmarch; STENC_CUDA_ZMARCH=0 for the row loop; runtime/stenc_inline.h),
 # the planes a column reads below and above kept in registers
-# (gen/zcache.c; STENC_CUDA_ZCACHE=0 to load them from L1).
+# (gen/zcache.c; STENC_CUDA_ZCACHE=0 to load them from L1).  Interior runs
+# are loops of their own, unrolled, each point loading the next point's taps
+# before it computes (STENC_CUDA_ZPIPE; in 2D too, along i).
 # Interior points take the branch-free body, border points the guarded or
 # mapped one.  Sums are one-pass fused
 # map-reduces: a double per thread, warp shuffles, one partial per block, and
@@ -147,7 +149,7 @@ m4_ifelse(stn_j_modespec, 1, [[    const int st_mode = mode;
     const ptrdiff_t st_n2r = m4_ifelse(stn_j_dims, 3, [[st_hi2 > st_lo2 ? st_hi2 - st_lo2 : 0]], 1);
     const ptrdiff_t st_rows = st_n1r * st_n2r;
 m4_ifelse(stn_j_acc, 1, [[    double st_acc = 0;
-]])m4_ifelse(stn_j_dims, 3, [[stn_zmarch(m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]), m4_defn([[stn_j_zdecl]]), m4_defn([[stn_j_zbody]]))]], [[stn_rowloop(2, m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]))]])[[]]m4_dnl
+]])m4_ifelse(stn_j_dims, 3, [[stn_zmarch(m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]), m4_defn([[stn_j_zdecl]]), m4_defn([[stn_j_zbody]]))]], [[stn_rowloop(2, m4_defn([[stn_j_interior]]), m4_defn([[stn_j_border]]), m4_defn([[stn_j_xend]]), m4_defn([[stn_j_zdecl]]), m4_defn([[stn_j_zbody]]))]])[[]]m4_dnl
 m4_ifelse(stn_j_acc, 1, [[    stenc_grid_sum(st_acc, st_ws, st_cnt);
 ]])}
 stn_pguard_close[[]]m4_divert(2)    if (st_rc == STENC_OK) {
@@ -184,14 +186,33 @@ m4_ifelse([[$3]], [[]], [[]], [[            else if (st_in) {
             }
 ]])
 
-# stn_rowloop(DIMS, INTERIOR, BORDER, XEND): blocks stride over the rows
-# (j, k), threads over i
+# stn_rowloop(DIMS, INTERIOR, BORDER, XEND, ZDECL, ZBODY): blocks stride
+# over the rows (j, k), threads over i; an interior row's points
+# [st_ilo0, st_ihi0) are a branch-free loop of their own, unrolled
+# (STENC_CUDA_UNROLLED): over ZBODY after ZDECL when given (2D: the next
+# point's taps loaded ahead, gen/zcache.c), else over INTERIOR; its ends and
+# the other rows take stn_point
 m4_define([[stn_rowloop]], [[    for (ptrdiff_t st_r = blockIdx.x; st_r < st_rows; st_r += gridDim.x) {
         const ptrdiff_t j = st_lo1 + st_r % st_n1r;
 m4_ifelse([[$1]], 3, [[        const ptrdiff_t k = st_lo2 + st_r / st_n1r;
         const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
 ]], [[        const int st_in = j >= st_ilo1 && j < st_ihi1;
-]])        for (ptrdiff_t i = st_lo0 + threadIdx.x; i < st_hi0; i += blockDim.x) {
+]])        ptrdiff_t i = st_lo0 + threadIdx.x;
+        if (st_in) {
+            for (; i < st_hi0 && i < st_ilo0; i += blockDim.x) {
+stn_point([[$2]], [[$3]], [[$4]])[[]]m4_dnl
+            }
+            const ptrdiff_t st_ie = st_ihi0 < st_hi0 ? st_ihi0 : st_hi0;
+m4_ifelse([[$6]], [[]], [[            STENC_CUDA_UNROLLED
+            for (; i < st_ie; i += blockDim.x) { $2 }
+]], [[            if (i < st_ie) {
+$5[[]]m4_dnl
+                STENC_CUDA_UNROLLED
+                for (; i < st_ie; i += blockDim.x) $6
+            }
+]])m4_dnl
+        }
+        for (; i < st_hi0; i += blockDim.x) {
 stn_point([[$2]], [[$3]], [[$4]])[[]]m4_dnl
         }
     }
@@ -220,16 +241,21 @@ m4_define([[stn_zmarch]], [[#if STENC_CUDA_ZMARCH
             if (i >= st_hi0 || j >= st_hi1) continue;
             for (ptrdiff_t k = st_k0; k < st_k1; ++k) {
         const int st_in = j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2;
-m4_ifelse([[$5]], [[]], [[]], [[#if STENC_CUDA_ZCACHE
             if (st_in && i >= st_ilo0 && i < st_ihi0) {
                 const ptrdiff_t st_kb = st_k1 < st_ihi2 ? st_k1 : st_ihi2;
+m4_ifelse([[$5]], [[]], [[]], [[#if STENC_CUDA_ZCACHE
 $4[[]]m4_dnl
-                for (; k < st_kb; ++k) $5[[]]m4_dnl
+                STENC_CUDA_UNROLLED
+                for (; k < st_kb; ++k) $5
+#else
+]])m4_dnl
+                STENC_CUDA_UNROLLED
+                for (; k < st_kb; ++k) { $1 }
+m4_ifelse([[$5]], [[]], [[]], [[#endif
+]])m4_dnl
                 --k;
                 continue;
             }
-#endif
-]])m4_dnl
 stn_point([[$1]], [[$2]], [[$3]])[[]]m4_dnl
             }
         }

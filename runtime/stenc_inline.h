@@ -265,7 +265,9 @@ STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff
  * -DSTENC_CUDA_ZMARCH=0 for one block per row (j, k), as in 2D.  While
  * marching, an interior point keeps the planes its columns read below and
  * above in registers, loading only the newest (STENC_CUDA_ZCACHE 1, the
- * default; gen/zcache.c); -DSTENC_CUDA_ZCACHE=0 reads every tap from L1. */
+ * default; gen/zcache.c); -DSTENC_CUDA_ZCACHE=0 reads every tap from L1.
+ * Pipelined (STENC_CUDA_ZPIPE 1, the default), every column is cached and
+ * the next point's newest planes are loaded before a point computes. */
 #define STENC_CUDA_THREADS 256
 #define STENC_CUDA_MAX_BLOCKS 1024
 #ifndef STENC_CUDA_ZMARCH
@@ -276,6 +278,27 @@ STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff
 #endif
 #define STENC_CUDA_TX 32
 #define STENC_CUDA_TY (STENC_CUDA_THREADS / STENC_CUDA_TX)
+/* Interior runs (a z-marching column's interior planes, a 2D row's interior
+ * points) are branch-free loops unrolled STENC_CUDA_UNROLL times, so that a
+ * thread can have several points' loads in flight: one point at a time
+ * leaves the memory latency-bound, far under its bandwidth.  A body whose
+ * division or square root has a slow-path branch keeps the compiler from
+ * moving the next point's loads up; STENC_CUDA_ZPIPE 1 (the default) loads
+ * them a point ahead in the source (gen/zcache.c; perf/NOTES.md
+ * section 39). */
+#ifndef STENC_CUDA_ZPIPE
+#define STENC_CUDA_ZPIPE 1
+#endif
+#ifndef STENC_CUDA_UNROLL
+#define STENC_CUDA_UNROLL 4
+#endif
+#define STENC_STR_(x) #x
+#define STENC_STR(x) STENC_STR_(x)
+#if defined(__CUDACC__)
+#define STENC_CUDA_UNROLLED _Pragma(STENC_STR(unroll STENC_CUDA_UNROLL))
+#else
+#define STENC_CUDA_UNROLLED
+#endif
 
 /* The blocks of a launch over WORK items (rows, or z-marching items): one
  * per item, at least 1, at most STENC_CUDA_MAX_BLOCKS (they stride) */

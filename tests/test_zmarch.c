@@ -56,6 +56,17 @@ static void zvisit(ZVisits *v, ptrdiff_t i, ptrdiff_t j, ptrdiff_t k, int which)
         zvisit(zv, i, j, k, 0);                                                                                       \
     }
 
+/* a pipelined 2D interior point: the first of its run is where the
+ * registers were loaded, every other one a block width after the one
+ * before; the run ends inside the box's interior (the next point's loads
+ * are clamped to it) */
+#define ZPIPED                                                                                                        \
+    {                                                                                                                 \
+        if (st_xlast != i - (ptrdiff_t)blockDim.x || st_ie > st_ihi0 || st_ie > st_hi0) zv->bad++;                   \
+        st_xlast = i;                                                                                                 \
+        zvisit(zv, i, j, k, 0);                                                                                       \
+    }
+
 #include "zmarch_loop.h"
 
 typedef void (*ZLoop)(ZLOOP_PARAMS);
@@ -129,6 +140,8 @@ START_TEST(loops_cover_the_box_once)
     ck_assert_int_eq(zrun(zloop_rows3, &b3, 3, 1, few), 0);
     ck_assert_int_eq(zrun(zloop_rows2, &b2, 2, 1, zblocks(&b2, 0)), 0);
     ck_assert_int_eq(zrun(zloop_rows2, &b2, 2, 1, few), 0);
+    ck_assert_int_eq(zrun(zloop_rows2_pipe, &b2, 2, 1, zblocks(&b2, 0)), 0);
+    ck_assert_int_eq(zrun(zloop_rows2_pipe, &b2, 2, 1, few), 0);
 }
 END_TEST
 

@@ -44,6 +44,17 @@ static void zloop_rows3(ZLOOP_PARAMS)
 stn_zmarch([[ZVISIT(0)]], [[ZVISIT(1)]], [[ZVISIT(2)]])m4_dnl
 }
 
+/* 2D rows with a pipelined interior: interior points of an interior row
+ * must run ZBODY (ZPIPED, tests/test_zmarch.c), one block width apart from
+ * the point where ZDECL ran, below the run's end st_ie */
+static void zloop_rows2_pipe(ZLOOP_PARAMS)
+{
+    ZLOOP_LOCALS
+    const ptrdiff_t k = 0;
+stn_rowloop(2, [[ZVISIT(9)]], [[ZVISIT(1)]], [[ZVISIT(2)]], [[                ptrdiff_t st_xlast = i - (ptrdiff_t)blockDim.x;
+]], [[ZPIPED]])m4_dnl
+}
+
 /* 2D rows (k is 0) */
 static void zloop_rows2(ZLOOP_PARAMS)
 {
