@@ -83,9 +83,9 @@ static ZCol *zc_column(ZPlan *Z, const Node *t)
 
 /* Keep the columns worth their registers: a column carries cmax - cmin
  * planes and saves ntap - 1 loads a point; it stays when each register
- * saves at least a quarter of a load and all fit in ZC_MAXREG. */
-/* Pipelined, a column carries cmax - cmin + 1 planes and is kept while all
- * fit in ZC_MAXREG_PIPE (its loads move ahead whether or not it saves any). */
+ * saves at least a quarter of a load and all fit in ZC_MAXREG.  Pipelined,
+ * a column carries cmax - cmin + 1 planes and stays while all fit in
+ * ZC_MAXREG_PIPE (its loads move ahead whether or not it saves any). */
 static void zc_select(ZPlan *Z)
 {
     int keep = 0;
