@@ -18,12 +18,14 @@
  * ceilings are always measured).
  * Rows: kernel,entry,backend,dims,nx,ny,nz,precision,median_s,bytes,teff_gbs,ceiling,ceiling_gbs,ratio
  * Duel rows: pair,kernel,dims,nx,ny,nz,precision,median,q1,q3,pairs */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -290,9 +292,18 @@ static void run_mini(void *p)
     }
 }
 
+/* the arrays; with STENC_BENCH_THP=1 aligned to 2 MiB and advised to be
+ * backed by transparent huge pages (the same for every peer) */
 static void *xmalloc(size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    const char *thp = getenv("STENC_BENCH_THP");
+    const size_t huge = (size_t)2 << 20;
+    void *p;
+    if (thp && *thp == '1' && bytes >= huge) {
+        p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+        if (p) (void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+    } else
+        p = malloc(bytes ? bytes : 1);
     if (!p) { fprintf(stderr, "stenc-bench: out of memory (%zu bytes)\n", bytes); exit(1); }
     return p;
 }
