@@ -7,7 +7,8 @@
 # ${OUT:-build/gpu-out}/gpu-results.tar.gz (test.log, demo.log, demo/,
 # gpu_results.csv, gpu_summary.md, bench.log, nvidia-smi.txt; and for each
 # variant NAME that gpu-prep.sh built, gpu_results_NAME.csv and
-# gpu_summary_NAME.md: its benchmarks, and the default's time over its).
+# gpu_summary_NAME.md: its benchmarks, and the default's time over its;
+# gpu_compare.md: every variant against the default, perf/gpu_compare.py).
 # Without .gpucarry it builds here first (needs m4, Check, FFTW, liblbfgs).
 # PERF_QUICK=1 for small sizes; GPU_BENCH_TIMEOUT (default 300 s).
 set -uo pipefail
@@ -68,5 +69,9 @@ variant() {
   pack
 }
 for d in "$bin"/*/; do variant "$(basename "$d")"; done
+# every variant against the default in one table (perf/gpu_compare.py)
+cmp=()
+for c in "$res"/gpu_results_*.csv; do [ -f "$c" ] && n=${c##*/gpu_results_} && cmp+=("${n%.csv}=$c"); done
+python3 perf/gpu_compare.py "$res/gpu_results.csv" "${cmp[@]}" > "$res/gpu_compare.md" 2>/dev/null || true
 pack
 echo "results in $out/gpu-results.tar.gz"
