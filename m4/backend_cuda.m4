@@ -174,24 +174,27 @@ m4_ifelse(stn_j_acc, 1, [[        st_nblk_last = st_nblk;
     }
 ]])
 
-# stn_point(INTERIOR, BORDER, XEND): the body of one point (i, j, k) of a
-# kernel: interior points INTERIOR, the x ends of interior rows XEND (when
-# given), the rest BORDER; st_in says whether the row is an interior one.
-m4_define([[stn_point]], [[            if (st_in && i >= st_ilo0 && i < st_ihi0) { $1 }
-m4_ifelse([[$3]], [[]], [[]], [[            else if (st_in) {
-        $3
+# stn_point(BORDER, XEND): the body of one point (i, j, k) outside the
+# interior (the loops run interior points in interior runs of their own):
+# the x ends of interior rows XEND (when given), the rest BORDER; st_in
+# says whether the row is an interior one.
+m4_define([[stn_point]], [[m4_ifelse([[$2]], [[]], [[            {
+        $1
             }
-]])            else {
+]], [[            if (st_in) {
         $2
             }
-]])
+            else {
+        $1
+            }
+]])]])
 
 # stn_rowloop(DIMS, INTERIOR, BORDER, XEND, ZDECL, ZBODY): blocks stride
 # over the rows (j, k), threads over i; an interior row's points
 # [st_ilo0, st_ihi0) are a branch-free loop of their own, unrolled
 # (STENC_CUDA_UNROLLED): over ZBODY after ZDECL when given (2D: the next
 # point's taps loaded ahead, gen/zcache.c), else over INTERIOR; its ends and
-# the other rows take stn_point
+# the other rows take stn_point, which has no interior body
 m4_define([[stn_rowloop]], [[    for (ptrdiff_t st_r = blockIdx.x; st_r < st_rows; st_r += gridDim.x) {
         const ptrdiff_t j = st_lo1 + st_r % st_n1r;
 m4_ifelse([[$1]], 3, [[        const ptrdiff_t k = st_lo2 + st_r / st_n1r;
@@ -200,7 +203,7 @@ m4_ifelse([[$1]], 3, [[        const ptrdiff_t k = st_lo2 + st_r / st_n1r;
 ]])        ptrdiff_t i = st_lo0 + threadIdx.x;
         if (st_in) {
             for (; i < st_hi0 && i < st_ilo0; i += blockDim.x) {
-stn_point([[$2]], [[$3]], [[$4]])[[]]m4_dnl
+stn_point([[$3]], [[$4]])[[]]m4_dnl
             }
             const ptrdiff_t st_ie = st_ihi0 < st_hi0 ? st_ihi0 : st_hi0;
 m4_ifelse([[$6]], [[]], [[            STENC_CUDA_UNROLLED
@@ -213,7 +216,7 @@ $5[[]]m4_dnl
 ]])m4_dnl
         }
         for (; i < st_hi0; i += blockDim.x) {
-stn_point([[$2]], [[$3]], [[$4]])[[]]m4_dnl
+stn_point([[$3]], [[$4]])[[]]m4_dnl
         }
     }
 ]])
@@ -256,7 +259,7 @@ m4_ifelse([[$5]], [[]], [[]], [[#endif
                 --k;
                 continue;
             }
-stn_point([[$1]], [[$2]], [[$3]])[[]]m4_dnl
+stn_point([[$2]], [[$3]])[[]]m4_dnl
             }
         }
     }

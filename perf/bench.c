@@ -300,8 +300,9 @@ static void *xmalloc(size_t bytes)
     const size_t huge = (size_t)2 << 20;
     void *p;
     if (thp && *thp == '1' && bytes >= huge) {
-        p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
-        if (p) (void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+        const size_t whole = (bytes + huge - 1) / huge * huge;
+        p = aligned_alloc(huge, whole);
+        if (p) (void)madvise(p, whole, MADV_HUGEPAGE);
     } else
         p = malloc(bytes ? bytes : 1);
     if (!p) { fprintf(stderr, "stenc-bench: out of memory (%zu bytes)\n", bytes); exit(1); }
