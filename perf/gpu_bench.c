@@ -4,8 +4,11 @@
  * device-to-device copy over the same bytes, measured in the same run.
  *   stenc-gpu-bench [--quick] [--3d] [--csv FILE]   (exit 77 without a device)
  * --3d: the 3D grids only.
- * Same CSV columns as stenc-bench (backend "cuda"). */
+ * Same CSV columns as stenc-bench (backend "cuda"; "handcuda" for the
+ * hand-written 3D TV value and gradient of perf/gpu_hand.cu, checked
+ * against stenc's in the same run). */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,15 @@ int stenc_bench_gpu_sum(const float *a, size_t n, double *ws, double *result);
 int stenc_bench_gpu_copy(float *dst, const float *src, size_t n);
 int stenc_bench_gpu_sync(void);
 int stenc_bench_gpu_timer(int stop, double *seconds);
+/* the hand-written yardstick (perf/gpu_hand.cu) */
+int stenc_bench_hand_tv3_value_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
+                                   double *ws, double *value);
+int stenc_bench_hand_tv3_value_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
+                                   double eps, double *ws, double *value);
+int stenc_bench_hand_tv3_grad_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
+                                  float *g);
+int stenc_bench_hand_tv3_grad_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
+                                  double eps, double *g);
 
 DEFINE_RUN_REG(call_reg, stenc_cuda_, BENCH_CUDA_CALL)
 DEFINE_RUN_MINI(call_mini_f32, float, f32, stenc_cuda_, BENCH_CUDA_CALL)
@@ -26,8 +38,21 @@ static void must(int rc, const char *what)
     if (rc != STENC_OK) { fprintf(stderr, "stenc-gpu-bench: %s: %s\n", what, stenc_strerror(rc)); exit(1); }
 }
 
+/* the hand-written TV value (what 0) or gradient (1) on the regularizer
+ * call's grid, precision and arrays, with the bench's TV weights (1, 1, 1,
+ * eps 1e-3); ws: one device double */
+static int call_hand(RegCall *c, int what, double *ws)
+{
+    if (c->dbl)
+        return what == 0 ? stenc_bench_hand_tv3_value_f64(c->nx, c->ny, c->nz, c->x, 1., 1., 1., 1e-3, ws, &c->v)
+                         : stenc_bench_hand_tv3_grad_f64(c->nx, c->ny, c->nz, c->x, 1., 1., 1., 1e-3, c->g);
+    return what == 0 ? stenc_bench_hand_tv3_value_f32(c->nx, c->ny, c->nz, c->x, 1.f, 1.f, 1.f, 1e-3f, ws, &c->v)
+                     : stenc_bench_hand_tv3_grad_f32(c->nx, c->ny, c->nz, c->x, 1.f, 1.f, 1.f, 1e-3f, c->g);
+}
+
 /* one measured call: a ceiling (kind 0 sum, 1 copy over nf floats), a
- * regularizer entry or a mini-app kernel */
+ * regularizer entry, a mini-app kernel (3) or the hand-written TV (4 value,
+ * 5 gradient, on reg's grid) */
 typedef struct { int kind; size_t nf; float *a, *b; double v, *ws; RegCall *reg; MCtx *mini; } Job;
 static void run(Job *j)
 {
@@ -35,7 +60,8 @@ static void run(Job *j)
     case 0: if (stenc_bench_gpu_sum(j->a, j->nf, j->ws, &j->v)) must(STENC_ERR_CUDA, "sum"); return;
     case 1: if (stenc_bench_gpu_copy(j->b, j->a, j->nf)) must(STENC_ERR_CUDA, "copy"); return;
     case 2: must(call_reg(j->reg), reg_names[j->reg->reg]); return;
-    default: must(j->mini->dbl ? call_mini_f64(j->mini) : call_mini_f32(j->mini), minis[j->mini->which].kernel); return;
+    case 3: must(j->mini->dbl ? call_mini_f64(j->mini) : call_mini_f32(j->mini), minis[j->mini->which].kernel); return;
+    default: if (call_hand(j->reg, j->kind - 4, j->ws)) must(STENC_ERR_CUDA, "hand-written tv"); return;
     }
 }
 
@@ -62,6 +88,53 @@ static FILE *csv;
 static void row(const char *k, const char *e, int D, const size_t *n, const char *prec, double t, double bytes, const char *cn, double cg)
 {
     bench_row(csv, k, e, "cuda", D, n[0], n[1], n[2], prec, t, bytes, cn, cg);
+}
+
+/* the largest |a - b| over n elements (float or double), relative to the
+ * largest |a|; both arrays on the device */
+static double dev_maxrel(const void *a, const void *b, size_t n, int dbl)
+{
+    size_t es = dbl ? 8 : 4;
+    char *ha = malloc(n * es), *hb = malloc(n * es);
+    if (!ha || !hb) { fprintf(stderr, "stenc-gpu-bench: out of host memory\n"); exit(1); }
+    must(stenc_cuda_to_host(ha, a, n * es), "copy");
+    must(stenc_cuda_to_host(hb, b, n * es), "copy");
+    double m = 0, d = 0;
+    for (size_t q = 0; q < n; ++q) {
+        double u = dbl ? ((double *)ha)[q] : ((float *)ha)[q], v = dbl ? ((double *)hb)[q] : ((float *)hb)[q];
+        m = fmax(m, fabs(u));
+        d = fmax(d, fabs(u - v));
+        if (u != u || v != v) d = INFINITY;
+    }
+    free(ha); free(hb);
+    return m > 0 ? d / m : d;
+}
+
+/* the hand-written TV 3D (perf/gpu_hand.cu), value and gradient: timed, and
+ * checked against stenc's (its result in g, the hand's in h); a
+ * disagreement is reported, not fatal (the rest of the run still counts) */
+static void hand_tv(const size_t *n, int dbl, void *x, void *g, void *h, double *ws, double sum_gbs, double copy_gbs)
+{
+    const size_t N = n[0] * n[1] * n[2];
+    const double B = (double)N * (dbl ? 8 : 4);
+    const char *prec = dbl ? "f64" : "f32";
+    RegCall rs = {n[0], n[1], n[2], 3, dbl, 0, STENC_NEUMANN, 0, x, NULL, g, 0};
+    RegCall rh = rs;
+    rh.g = h;
+    for (int w = 0; w < 2; ++w) {
+        Job j = {4 + w, 0, NULL, NULL, 0, ws, &rh, NULL};
+        double t = timeit(&j);
+        bench_row(csv, "tv", w ? "grad" : "value", "handcuda", 3, n[0], n[1], n[2], prec, t, w ? 2 * B : B,
+                  w ? "copy" : "sum", w ? copy_gbs : sum_gbs);
+    }
+    rs.what = 0; must(call_reg(&rs), "tv");
+    rh.what = 0; if (call_hand(&rh, 0, ws)) must(STENC_ERR_CUDA, "hand-written tv");
+    rs.what = 1; must(call_reg(&rs), "tv");
+    if (call_hand(&rh, 1, ws)) must(STENC_ERR_CUDA, "hand-written tv");
+    must(stenc_cuda_synchronize(), "sync");
+    double ev = fabs(rh.v - rs.v) / fmax(fabs(rs.v), 1e-300), eg = dev_maxrel(g, h, N, dbl), tol = dbl ? 1e-10 : 1e-4;
+    fprintf(stderr, "stenc-gpu-bench: hand-written tv 3D %s agrees with stenc to %.1e (value), %.1e (gradient)%s\n", prec, ev,
+            eg, ev <= tol && eg <= tol ? "" : "  DISAGREES");
 }
 
 static void *dev_fill(size_t bytes, const float *h, size_t hn)
@@ -128,6 +201,11 @@ int main(int argc, char **argv)
                     row(reg_names[r], ent[w], D, n, prec, t, w == 0 ? inb : inb + (double)B, w == 0 ? "sum" : "copy",
                         w == 0 ? sum_gbs : copy_gbs);
                 }
+            if (D == 3) {
+                void *hg = dev_fill(B, h, HN);
+                hand_tv(n, dbl, x, g, hg, ws, sum_gbs, copy_gbs);
+                stenc_cuda_free(hg);
+            }
             stenc_cuda_free(x); stenc_cuda_free(m); stenc_cuda_free(g);
             /* mini-apps: 8 arrays with room for the staggered extents */
             size_t M = (n[0] + 1) * (n[1] + 1) * (D == 3 ? n[2] + 1 : 1);

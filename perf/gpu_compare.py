@@ -5,7 +5,8 @@ prints, per dimension, the geometric mean of each variant's time over the
 default's and how many entries are faster or slower by more than 5%, then
 a table of the largest sizes (2D 16384^2, 3D 640^3): the default's time and
 ratio to its ceiling, f32 and f64, and each variant's f32 time over the
-default's."""
+default's; then stenc's time over the hand-written kernels' (perf/gpu_hand.cu,
+backend handcuda) in the default build."""
 import csv
 import math
 import sys
@@ -16,6 +17,8 @@ def load(path):
     with open(path) as f:
         for r in csv.DictReader(f):
             key = (r["kernel"], r["entry"], r["dims"], r["nx"], r["precision"])
+            if r["backend"] == "handcuda":
+                key = ("hand",) + key
             out[key] = (float(r["median_s"]) * 1e3, float(r["ratio"]))
     return out
 
@@ -32,7 +35,7 @@ def main(argv):
         for name, v in variants:
             for d in ("2", "3"):
                 r = [v[k][0] / base[k][0] for k in base
-                     if k[2] == d and k in v and not k[0].startswith("ceiling")]
+                     if k[2] == d and k in v and not k[0].startswith("ceiling") and k[0] != "hand"]
                 if not r:
                     continue
                 g = math.exp(sum(map(math.log, r)) / len(r))
@@ -45,7 +48,7 @@ def main(argv):
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for k, (ms, ratio) in base.items():
-        if k[4] != "f32" or largest.get(k[2]) != k[3]:
+        if k[0] == "hand" or k[4] != "f32" or largest.get(k[2]) != k[3]:
             continue
         ms64, ratio64 = base.get(k[:4] + ("f64",), (float("nan"), float("nan")))
         size = k[3] + ("²" if k[2] == "2" else "³")
@@ -53,6 +56,14 @@ def main(argv):
         for _, v in variants:
             row += " %s |" % ("%.2f" % (v[k][0] / ms) if k in v else "")
         print(row)
+    hand = [(k[1:], ms, ratio) for k, (ms, ratio) in base.items() if k[0] == "hand" and k[1:] in base]
+    if hand:
+        print()
+        print("| kernel | entry | size | prec | stenc ms | hand ms | hand ratio to its ceiling | stenc / hand |")
+        print("|---|---|---|---|---|---|---|---|")
+        for k, ms, ratio in hand:
+            print("| %s | %s | %s³ | %s | %.3f | %.3f | %.2f | %.2f |" % (k[0], k[1], k[3], k[4], base[k][0], ms, ratio,
+                                                                     base[k][0] / ms))
     return 0
 
 

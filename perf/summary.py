@@ -52,6 +52,9 @@ table("Speed-up of stenc over peers (peer time / stenc time)", ["peer", "speed-u
 # stenc against the expert hand-written loops (perf/hand.h): stenc time / hand time
 table("stenc against expert hand-written C (stenc time / hand time; 1.05 is the target)", ["stenc / hand"],
       [f"{cells(k)} {d['stenc']/d['handc']:.2f} |" for k, d in sorted(by.items()) if 'stenc' in d and 'handc' in d])
+# the same on the GPU (perf/gpu_hand.cu): stenc's CUDA time / the hand-written kernel's
+table("stenc CUDA against expert hand-written CUDA (stenc time / hand time)", ["stenc / hand"],
+      [f"{cells(k)} {d['cuda']/d['handcuda']:.2f} |" for k, d in sorted(by.items()) if 'cuda' in d and 'handcuda' in d])
 # value_grad vs grad
 vg = []
 for k, d in by.items():

@@ -8,7 +8,11 @@
  * between threads (the grid sum's warp shuffles and shared memory are
  * replaced by emu_grid_sum, which adds the threads' partials in the same
  * block order), timing, and the memory model.  C++ (g++), never linked into
- * the library. */
+ * the library.
+ * Built with -DEMU_WARPS (and -fopenmp) a launch runs each warp of a block as
+ * a team of 32 OpenMP threads instead, so that warp shuffles exchange real
+ * values (a kernel must not use __syncthreads or shared memory across its
+ * warps then, and its shuffles must be warp-uniform, as CUDA requires). */
 #ifndef STENC_CUDA_EMU_H
 #define STENC_CUDA_EMU_H
 #include <cstddef>
@@ -19,7 +23,8 @@
 
 struct emu_dim { unsigned int x, y, z; };
 /* the running thread's indices (tests run one launch at a time) */
-static emu_dim threadIdx, blockIdx, gridDim, blockDim;
+static thread_local emu_dim threadIdx, blockIdx;
+static emu_dim gridDim, blockDim;
 
 #define __global__
 #define __device__
@@ -30,7 +35,30 @@ static emu_dim threadIdx, blockIdx, gridDim, blockDim;
 #define __shared__ static
 static inline void __syncthreads() {}
 static inline void __threadfence() {}
+#ifdef EMU_WARPS
+#include <omp.h>
+/* lane SRC's V, every lane of the team calling (a lane out of range: its own) */
+static double emu_lanes[32];
+template <class T> static inline T emu_shfl(T v, int src)
+{
+    const int lane = (int)(threadIdx.x & 31);
+#pragma omp barrier
+    emu_lanes[lane] = (double)v;
+#pragma omp barrier
+    return (T)emu_lanes[src >= 0 && src < 32 ? src : lane];
+}
+template <class T> static inline T __shfl_down_sync(unsigned, T v, int d) { return emu_shfl(v, (int)(threadIdx.x & 31) + d); }
+template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) { return emu_shfl(v, (int)(threadIdx.x & 31) - d); }
+static inline double atomicAdd(double *p, double v)
+{
+    double o;
+#pragma omp critical(emu_atomic)
+    { o = *p; *p += v; }
+    return o;
+}
+#else
 static inline double __shfl_down_sync(unsigned, double v, int) { return v; }
+#endif
 static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p += v; return o; }
 
 typedef int cudaError_t;
@@ -75,6 +103,24 @@ static inline void emu_grid_sum(double v, double *ws, unsigned int *)
 }
 
 /* kernel<<<NB, NT, 0, stream>>>(args) becomes EMU_LAUNCH(NB, NT, kernel(args)) */
+#ifdef EMU_WARPS
+#define EMU_LAUNCH(nb, nt, call)                                                                                    \
+    do {                                                                                                           \
+        gridDim.x = (nb);                                                                                          \
+        blockDim.x = (nt);                                                                                         \
+        omp_set_dynamic(0);                                                                                        \
+        for (unsigned emu_b = 0; emu_b < gridDim.x; ++emu_b)                                                       \
+            for (unsigned emu_w = 0; emu_w < (blockDim.x + 31) / 32; ++emu_w) {                                    \
+                _Pragma("omp parallel num_threads(32)")                                                            \
+                {                                                                                                  \
+                    if (omp_get_num_threads() != 32) abort();                                                      \
+                    blockIdx.x = emu_b;                                                                            \
+                    threadIdx.x = emu_w * 32 + (unsigned)omp_get_thread_num();                                     \
+                    call;                                                                                          \
+                }                                                                                                  \
+            }                                                                                                      \
+    } while (0)
+#else
 #define EMU_LAUNCH(nb, nt, call)                                                                                    \
     do {                                                                                                           \
         gridDim.x = (nb);                                                                                          \
@@ -86,4 +132,5 @@ static inline void emu_grid_sum(double v, double *ws, unsigned int *)
                 call;                                                                                              \
             }                                                                                                      \
     } while (0)
+#endif
 #endif

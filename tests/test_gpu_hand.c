@@ -1,0 +1,94 @@
+/* The GPU benchmark's hand-written 3D total variation (perf/gpu_hand.cu),
+ * run on the host through the warp emulation (tests/emu, EMU_WARPS: each
+ * warp a team of 32 threads, so its shuffles exchange real values), against
+ * stenc's C kernels (neumann), which test_regularizers checks against
+ * independent references: the value and the gradient, float and double.
+ * The grids leave partial x bands (30 points a warp), y bands (8 rows in
+ * float, 4 in double) and z chunks (32 planes), and take a single point and
+ * single rows and planes. */
+#include "testutil.h"
+#include "tv.h"
+
+int stenc_bench_hand_tv3_value_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
+                                   double *ws, double *value);
+int stenc_bench_hand_tv3_value_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
+                                   double eps, double *ws, double *value);
+int stenc_bench_hand_tv3_grad_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
+                                  float *g);
+int stenc_bench_hand_tv3_grad_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
+                                  double eps, double *g);
+
+static const size_t grids[][3] = {{67, 21, 35}, {31, 9, 33}, {1, 1, 1}, {2, 1, 40}, {30, 17, 1}, {61, 1, 3}};
+enum { NGRID = sizeof grids / sizeof grids[0] };
+
+/* the largest |a - b| over n, relative to the largest |a| (at least 1e-3) */
+#define MAXREL(a, b, n, out)                                                         \
+    do {                                                                             \
+        double m_ = 1e-3, d_ = 0;                                                    \
+        for (size_t q_ = 0; q_ < (n); ++q_) m_ = fmax(m_, fabs((double)(a)[q_]));    \
+        for (size_t q_ = 0; q_ < (n); ++q_) d_ = fmax(d_, fabs((double)(a)[q_] - (double)(b)[q_])); \
+        (out) = d_ / m_;                                                             \
+    } while (0)
+
+START_TEST(hand_tv3_f64)
+{
+    const size_t *n = grids[_i], N = n[0] * n[1] * n[2];
+    double *x = dalloc(N), *gs = dalloc(N), *gh = dalloc(N), ws = 0, vs = 0, vh = 0;
+    rng_t r = {(uint64_t)_i + 11};
+    for (size_t q = 0; q < N; ++q) x[q] = rng_uniform(&r, -1, 1);
+    for (size_t q = 0; q < N; ++q) gh[q] = NAN;
+    const double wx = 0.7, wy = 1.3, wz = 0.9, eps = 1e-3;
+    ck_assert_int_eq(stenc_tv_value_3d_f64(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, &vs), STENC_OK);
+    ck_assert_int_eq(stenc_tv_grad_3d_f64(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, 1.0, 0.0, gs), STENC_OK);
+    ck_assert_int_eq(stenc_bench_hand_tv3_value_f64(n[0], n[1], n[2], x, wx, wy, wz, eps, &ws, &vh), 0);
+    ck_assert_int_eq(stenc_bench_hand_tv3_grad_f64(n[0], n[1], n[2], x, wx, wy, wz, eps, gh), 0);
+    double e;
+    MAXREL(gs, gh, N, e);
+    ck_assert_msg(e < 1e-12, "gradient %zux%zux%zu off by %.3g", n[0], n[1], n[2], e);
+    ck_assert_msg(fabs(vh - vs) <= 1e-12 * fabs(vs), "value %zux%zux%zu: %.17g, stenc %.17g", n[0], n[1], n[2], vh, vs);
+    free(x); free(gs); free(gh);
+}
+END_TEST
+
+START_TEST(hand_tv3_f32)
+{
+    const size_t *n = grids[_i], N = n[0] * n[1] * n[2];
+    float *x = falloc(N), *gs = falloc(N), *gh = falloc(N);
+    double ws = 0, vs = 0, vh = 0;
+    rng_t r = {(uint64_t)_i + 29};
+    for (size_t q = 0; q < N; ++q) x[q] = (float)rng_uniform(&r, -1, 1);
+    for (size_t q = 0; q < N; ++q) gh[q] = NAN;
+    const float wx = 0.7f, wy = 1.3f, wz = 0.9f, eps = 1e-3f;
+    ck_assert_int_eq(stenc_tv_value_3d_f32(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, &vs), STENC_OK);
+    ck_assert_int_eq(stenc_tv_grad_3d_f32(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, 1.0f, 0.0f, gs), STENC_OK);
+    ck_assert_int_eq(stenc_bench_hand_tv3_value_f32(n[0], n[1], n[2], x, wx, wy, wz, eps, &ws, &vh), 0);
+    ck_assert_int_eq(stenc_bench_hand_tv3_grad_f32(n[0], n[1], n[2], x, wx, wy, wz, eps, gh), 0);
+    double e;
+    MAXREL(gs, gh, N, e);
+    ck_assert_msg(e < 1e-5, "gradient %zux%zux%zu off by %.3g", n[0], n[1], n[2], e);
+    ck_assert_msg(fabs(vh - vs) <= 1e-5 * fabs(vs), "value %zux%zux%zu: %.9g, stenc %.9g", n[0], n[1], n[2], vh, vs);
+    free(x); free(gs); free(gh);
+}
+END_TEST
+
+/* planes of 2^32 points or more are refused before any memory is touched */
+START_TEST(hand_refuses_huge_planes)
+{
+    double ws = 0, v = 0;
+    ck_assert_int_eq(stenc_bench_hand_tv3_value_f32((size_t)1 << 16, (size_t)1 << 16, 1, NULL, 1, 1, 1, 1, &ws, &v), -1);
+    ck_assert_int_eq(stenc_bench_hand_tv3_grad_f64((size_t)1 << 16, (size_t)1 << 16, 1, NULL, 1, 1, 1, 1, NULL), -1);
+    ck_assert_int_eq(stenc_bench_hand_tv3_grad_f32(0, 5, 5, NULL, 1, 1, 1, 1, NULL), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gpu_hand");
+    TCase *tc = tcase_create("all");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, hand_tv3_f64, 0, NGRID);
+    tcase_add_loop_test(tc, hand_tv3_f32, 0, NGRID);
+    tcase_add_test(tc, hand_refuses_huge_planes);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
