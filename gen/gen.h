@@ -163,13 +163,15 @@ int ex_uses_param(Node *n, int p);
 /* how a tap's indices are printed: direct, all mapped by the boundary mode
  * (mode), y/z mapped (st_mode, in border rows), x mapped (mode, in the
  * helpers for the row ends of interior rows) */
-enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X, TAP_HOISTED_YZ, TAP_ROW };
+enum { TAP_DIRECT, TAP_MAPPED, TAP_STN, TAP_MAPPED_YZ, TAP_MAPPED_X, TAP_HOISTED_YZ, TAP_ROW, TAP_AHEAD };
 /* TAP_HOISTED_YZ: like TAP_MAPPED_YZ, with each mapped y/z index read from a
  * variable declared before the loop (pr_hoisted_yz): the index maps' branches
  * inside an x loop keep GCC from vectorising it.
  * TAP_ROW: like TAP_DIRECT, relative to the row pointer st_row_NAME of the point's
  * row (pr_row_pointers): in an interior loop GCC then addresses the x
- * neighbours by displacements and keeps every row in a register */
+ * neighbours by displacements and keeps every row in a register.
+ * TAP_AHEAD: the same relative to st_next_NAME, the row of the point after
+ * the point's in a z-marching CUDA interior (gen/zcache.c) */
 typedef struct {
     const Stencil *s;
     int tapmode;

@@ -53,11 +53,22 @@ typedef struct {
     int reg;   /* temporary number of plane cmin; cmin + r is reg + r */
 } ZCol;
 
+/* a chain of costly subexpressions along z: n[c] is n[0] shifted c planes
+ * up; n[0 .. len-2] are carried in registers reg .. reg+len-2, the newest
+ * n[len-1] is computed at each point into reg+len-1 */
+enum { ZN_MAXLEN = 4, ZN_MAXCHAIN = 8, ZN_MAXREG = 8, ZN_MAXNODE = 1024 };
+typedef struct {
+    Node *n[ZN_MAXLEN];
+    int len, reg;
+} ZChain;
+
 typedef struct {
     int pipe;  /* the pipelined form: every column, the next plane loaded ahead */
     int n, nreg;
     int ntap;  /* distinct taps of the body */
     ZCol col[MAXTAP];
+    int nch;   /* chains of costly subexpressions carried (zn_plan) */
+    ZChain ch[ZN_MAXCHAIN];
 } ZPlan;
 
 static int zc_cacheable(const Node *t, const int *skip)
@@ -102,22 +113,81 @@ static void zc_select(ZPlan *Z)
     Z->n = keep;
 }
 
-/* the columns of the roots' taps (distinct taps: nodes are hash-consed) */
+static int zn_carried(const ZPlan *Z, const Node *n)
+{
+    for (int c = 0; c < Z->nch; ++c)
+        for (int k = 0; k + 1 < Z->ch[c].len; ++k)
+            if (Z->ch[c].n[k] == n) return 1;
+    return 0;
+}
+
+/* the distinct subexpressions a point evaluates or reads from a register:
+ * under the roots, not inside the subexpressions Z carries up from the
+ * point below, into seen (zn_plan took chains only from bodies of at most
+ * ZN_MAXNODE distinct nodes, so each is visited once) */
+static void zn_reach(Node *n, const ZPlan *Z, Node **seen, int *nseen)
+{
+    for (int q = 0; q < *nseen; ++q)
+        if (seen[q] == n) return;
+    if (*nseen < ZN_MAXNODE) seen[(*nseen)++] = n;
+    if (zn_carried(Z, n)) return;
+    for (int a = 0; a < n->nargs; ++a) zn_reach(n->a[a], Z, seen, nseen);
+}
+
+static int zn_seen(Node *const *seen, int nseen, const Node *n)
+{
+    for (int q = 0; q < nseen; ++q)
+        if (seen[q] == n) return 1;
+    return 0;
+}
+
+/* drop the chains with a member the body no longer reads (all its uses
+ * inside another chain's carried members: its register would be set and
+ * never used), until every member is read */
+static void zn_prune(Node **roots, int nr, ZPlan *Z, Node **seen)
+{
+    for (int dropped = 1; dropped && Z->nch;) {
+        int nseen = 0, keep = 0;
+        dropped = 0;
+        for (int r = 0; r < nr; ++r) zn_reach(roots[r], Z, seen, &nseen);
+        for (int c = 0; c < Z->nch; ++c) {
+            int all = 1;
+            for (int k = 0; k < Z->ch[c].len; ++k) all &= zn_seen(seen, nseen, Z->ch[c].n[k]);
+            if (all) Z->ch[keep++] = Z->ch[c];
+            else dropped = 1;
+        }
+        Z->nch = keep;
+    }
+}
+
+/* the columns of the roots' taps (distinct taps: nodes are hash-consed);
+ * Z's chains (zn_plan) are kept and their carried members' taps left out */
 static void zc_plan(Node **roots, int nr, const int *skip, int pipe, int dims, ZPlan *Z)
 {
     Node *taps[MAXTAP];
     int nt = 0;
     Z->n = 0;
     Z->pipe = pipe;
+    Node **seen = Z->nch ? malloc(ZN_MAXNODE * sizeof *seen) : NULL;
+    if (Z->nch && !seen) Z->nch = 0; /* out of memory: no chains */
+    if (seen) zn_prune(roots, nr, Z, seen);
     for (int r = 0; r < nr; ++r) {
+        if (Z->nch) { /* the taps the point reads itself */
+            int nseen = 0;
+            for (int q = 0; q < nr; ++q) zn_reach(roots[q], Z, seen, &nseen);
+            for (int q = 0; q < nseen; ++q)
+                if (seen[q]->kind == E_TAP && nt < MAXTAP) taps[nt++] = seen[q];
+            break;
+        }
         Node *rt[MAXTAP];
         const int n = ex_taps(roots[r], -1, rt, MAXTAP);
         for (int t = 0; t < n && t < MAXTAP; ++t) {
-            int seen = 0;
-            for (int u = 0; u < nt; ++u) seen |= taps[u] == rt[t];
-            if (!seen && nt < MAXTAP) taps[nt++] = rt[t];
+            int dup = 0;
+            for (int u = 0; u < nt; ++u) dup |= taps[u] == rt[t];
+            if (!dup && nt < MAXTAP) taps[nt++] = rt[t];
         }
     }
+    free(seen);
     Z->ntap = nt;
     for (int t = 0; t < nt; ++t) {
         if (!zc_cacheable(taps[t], skip)) continue;
@@ -134,6 +204,107 @@ static void zc_plan(Node **roots, int nr, const int *skip, int pipe, int dims, Z
         Z->col[c].reg = pr_new_tmps((int)(Z->col[c].cmax - Z->col[c].cmin + 1 + pipe));
 }
 
+/* ---- costly subexpressions carried along z ----
+ * A subexpression E read at plane k is E shifted one plane down read at
+ * plane k+1: when the body holds E and E shifted one plane up (TV's
+ * gradient: the partial's 1 / sqrt at (i, j, k-1) and at (i, j, k)), a
+ * point computes only the newest and takes the others from the registers
+ * of the points below, as the plane cache does for taps.  Only costly
+ * subexpressions (a call such as sqrt or exp, a division by a variable),
+ * only over arrays the job does not write, the largest first: one whose
+ * carried members all lie inside carried members of a chain already taken
+ * adds nothing. */
+typedef struct {
+    Node *node[ZN_MAXNODE];
+    unsigned char costly[ZN_MAXNODE], ok[ZN_MAXNODE], covered[ZN_MAXNODE];
+    int n;
+} ZSet;
+
+static int zn_index(const ZSet *S, const Node *x)
+{
+    for (int q = 0; q < S->n; ++q)
+        if (S->node[q] == x) return q;
+    return -1;
+}
+
+/* every distinct subexpression of N, arguments before their users
+ * (returns -1 when the set is full: no chains then) */
+static int zn_collect(Node *n, ZSet *S)
+{
+    if (zn_index(S, n) >= 0) return 0;
+    for (int a = 0; a < n->nargs; ++a)
+        if (zn_collect(n->a[a], S)) return -1;
+    if (S->n == ZN_MAXNODE) return -1;
+    S->node[S->n++] = n;
+    return 0;
+}
+
+/* costly: a call but abs, min, max, floor, sign, or a division by a non-
+ * constant, or one inside; ok: its taps all move with the point and read
+ * arrays the job does not write, and it reads at least one */
+static void zn_classify(ZSet *S, const int *skip)
+{
+    for (int q = 0; q < S->n; ++q) { /* arguments come first */
+        const Node *n = S->node[q];
+        int c = (n->kind == E_CALL && n->op != F_ABS && n->op != F_MIN && n->op != F_MAX && n->op != F_FLOOR &&
+                 n->op != F_SIGN) ||
+                (n->kind == E_DIV && n->a[1]->kind != E_NUM && n->a[1]->kind != E_PARAM);
+        int ok = n->kind == E_TAP && zc_cacheable(n, skip), taps = n->kind == E_TAP;
+        if (n->kind != E_TAP) ok = 1;
+        for (int a = 0; a < n->nargs; ++a) {
+            const int r = zn_index(S, n->a[a]);
+            c |= S->costly[r];
+            ok &= S->ok[r] & 1;
+            taps |= S->ok[r] >> 1;
+        }
+        S->costly[q] = (unsigned char)c;
+        S->ok[q] = (unsigned char)(ok | (taps << 1)); /* bit 1: reads a tap */
+        S->covered[q] = 0;
+    }
+}
+
+static int zn_candidate(const ZSet *S, const Node *x)
+{
+    const int q = x ? zn_index(S, x) : -1;
+    return q >= 0 && S->costly[q] && S->ok[q] == 3;
+}
+
+static void zn_cover(ZSet *S, const Node *n)
+{
+    const int q = zn_index(S, n);
+    if (q < 0 || S->covered[q]) return;
+    S->covered[q] = 1;
+    for (int a = 0; a < n->nargs; ++a) zn_cover(S, n->a[a]);
+}
+
+/* the chains of costly subexpressions worth carrying, into Z */
+static void zn_plan(Node **roots, int nr, const int *skip, ZPlan *Z)
+{
+    static const long up[3] = {0, 0, 1}, down[3] = {0, 0, -1};
+    Z->nch = 0;
+    ZSet *S = malloc(sizeof *S);
+    if (!S) return;
+    S->n = 0;
+    int full = 0;
+    for (int r = 0; r < nr && !full; ++r) full = zn_collect(roots[r], S) != 0;
+    if (!full) zn_classify(S, skip);
+    /* largest first: from the end of the set, where users follow arguments */
+    for (int q = full ? -1 : S->n - 1; q >= 0 && Z->nch < ZN_MAXCHAIN; --q) {
+        Node *n = S->node[q];
+        if (!zn_candidate(S, n) || zn_candidate(S, ex_shift(n, down))) continue;
+        ZChain c = {{n}, 1, 0};
+        for (Node *u = ex_shift(n, up); c.len < ZN_MAXLEN && zn_candidate(S, u); u = ex_shift(u, up)) c.n[c.len++] = u;
+        int fresh = 0, nreg = 0;
+        for (int k = 0; k < Z->nch; ++k) nreg += Z->ch[k].len - 1;
+        for (int k = 0; k + 1 < c.len; ++k) fresh |= !S->covered[zn_index(S, c.n[k])];
+        if (c.len < 2 || !fresh || nreg + c.len - 1 > ZN_MAXREG) continue;
+        for (int k = 0; k + 1 < c.len; ++k) zn_cover(S, c.n[k]);
+        Z->ch[Z->nch++] = c;
+    }
+    free(S);
+    for (int k = 0; k < Z->nch; ++k) Z->ch[k].reg = pr_new_tmps(Z->ch[k].len);
+}
+
 static Node *zc_tap(const ZCol *z, long c)
 {
     const Index idx[3] = {{IK_VAR, z->dx}, {IK_VAR, z->dy}, {IK_VAR, c}};
@@ -146,7 +317,7 @@ static Node *zc_tap(const ZCol *z, long c)
 static void zc_print_decl(FILE *f, const PrintCtx *pc, const ZPlan *Z, const char *ind)
 {
     const PrintCtx direct = {pc->s, TAP_DIRECT, pc->arrname, pc->vars};
-    if (Z->n == 0) return;
+    if (Z->n == 0 && Z->nch == 0) return;
     int kept = 0;
     for (int c = 0; c < Z->n; ++c) kept += Z->col[c].ntap - 1;
     if (Z->pipe && pc->s->dims == 2)
@@ -166,6 +337,34 @@ static void zc_print_decl(FILE *f, const PrintCtx *pc, const ZPlan *Z, const cha
             fprintf(f, ";\n");
         }
     }
+    if (Z->nch) fprintf(f, "%s/* and %d costly subexpressions carried up from the points below */\n", ind, Z->nch);
+    for (int c = 0; c < Z->nch; ++c)
+        for (int k = 0; k + 1 < Z->ch[c].len; ++k) {
+            char fmt[48];
+            snprintf(fmt, sizeof fmt, "stn_real t%d = %%s;", Z->ch[c].reg + k);
+            const char *fm = fmt;
+            Node *n = Z->ch[c].n[k];
+            pr_c_block(f, &direct, &n, 1, &fm, ind);
+        }
+}
+
+/* 3D, pipelined: the row of the next point (plane k+1; the run's last
+ * point: its own) of each array a cached column reads, st_next_NAME, for
+ * the loads ahead (TAP_AHEAD: displacements from it, no index arithmetic
+ * a tap); written as the point's row plus a plane, which the compiler
+ * shares with the row pointer and carries from point to point (the
+ * clamped plane index itself would cost a multiplication a point) */
+static void zc_print_next_rows(FILE *f, const PrintCtx *pc, const ZPlan *Z, const char *ind)
+{
+    int done[MAXARR] = {0};
+    for (int c = 0; c < Z->n; ++c) {
+        const int a = Z->col[c].arr;
+        if (done[a]) continue;
+        done[a] = 1;
+        const char *nm = pc->arrname ? pc->arrname[a] : pc->s->arr[a].name;
+        fprintf(f, "%sconst stn_real *const st_next_%s = %s + %s_s0*(j + %s_s1*k) + (k + 1 < st_kb ? %s_s0*%s_s1 : 0);\n",
+                ind, nm, nm, nm, nm, nm, nm);
+    }
 }
 
 /* each column's newest plane, and every cached tap pinned to its register */
@@ -173,9 +372,9 @@ static void zc_print_loads(FILE *f, const PrintCtx *pc, const ZPlan *Z, const ch
 {
     const int D = pc->s->dims;
     const char *vars[3] = {D == 2 ? "st_ip" : pc->vars ? pc->vars[0] : "i", pc->vars ? pc->vars[1] : "j", "st_kp"};
-    const PrintCtx ahead = {pc->s, TAP_DIRECT, pc->arrname, vars};
+    const PrintCtx ahead = {pc->s, D == 3 ? TAP_AHEAD : TAP_DIRECT, pc->arrname, vars};
     p->n = 0;
-    if (Z->pipe && Z->n && D == 3) fprintf(f, "%sconst ptrdiff_t st_kp = k + 1 < st_kb ? k + 1 : k;\n", ind);
+    if (Z->pipe && Z->n && D == 3) zc_print_next_rows(f, pc, Z, ind);
     if (Z->pipe && Z->n && D == 2)
         fprintf(f, "%sconst ptrdiff_t st_ip = i + (ptrdiff_t)blockDim.x < st_ie ? i + (ptrdiff_t)blockDim.x : i;\n", ind);
     for (int c = 0; c < Z->n; ++c) {
@@ -191,8 +390,32 @@ static void zc_print_loads(FILE *f, const PrintCtx *pc, const ZPlan *Z, const ch
     }
 }
 
+/* each chain's newest subexpression into its register, and every member
+ * pinned to its register */
+static void zn_print_newest(FILE *f, const PrintCtx *pc, const ZPlan *Z, const char *ind, Pins *p)
+{
+    for (int c = 0; c < Z->nch; ++c) {
+        const ZChain *z = &Z->ch[c];
+        char fmt[48];
+        snprintf(fmt, sizeof fmt, "const stn_real t%d = %%s;", z->reg + z->len - 1);
+        const char *fm = fmt;
+        Node *newest = z->n[z->len - 1];
+        pr_c_block_pinned(f, pc, &newest, 1, &fm, ind, p);
+        for (int k = 0; k < z->len && p->n < MAXPIN; ++k) {
+            p->node[p->n] = z->n[k];
+            p->tmp[p->n++] = z->reg + k;
+        }
+    }
+}
+
 static void zc_print_rotate(FILE *f, const ZPlan *Z, const char *ind)
 {
+    for (int c = 0; c < Z->nch; ++c) {
+        fprintf(f, "%s", ind);
+        for (int k = 0; k + 1 < Z->ch[c].len; ++k)
+            fprintf(f, "%st%d = t%d;", k ? " " : "", Z->ch[c].reg + k, Z->ch[c].reg + k + 1);
+        fprintf(f, "\n");
+    }
     for (int c = 0; c < Z->n; ++c) {
         const ZCol *z = &Z->col[c];
         fprintf(f, "%s", ind);
@@ -207,6 +430,7 @@ static void zc_print_body(FILE *f, const ZcIn *in, const ZPlan *Z, const char *i
 {
     Pins p;
     zc_print_loads(f, in->pc, Z, ind, &p);
+    zn_print_newest(f, in->pc, Z, ind, &p);
     for (int r = 0; r < in->nr; r += in->per_root ? 1 : in->nr) {
         const int n = in->per_root ? 1 : in->nr;
         if (in->per_root) fprintf(f, "%s{\n", ind);
@@ -221,24 +445,29 @@ int zc_body(const ZcIn *in, char **decl, char **body)
     int skip[MAXARR] = {0};
     for (int w = 0; w < in->nwritten; ++w) skip[in->written[w]] = 1;
     *decl = *body = NULL;
-    ZPlan *Z = malloc(2 * sizeof *Z); /* the pipelined form, then the other */
+    ZPlan *Z = malloc(3 * sizeof *Z); /* pipelined, with carried subexpressions; pipelined; the other */
     if (!Z) return -1;
     const int D = in->pc->s->dims;
+    Z[0].nch = Z[1].nch = Z[2].nch = 0;
+    if (D == 3) zn_plan(in->roots, in->nr, skip, &Z[0]);
     zc_plan(in->roots, in->nr, skip, 1, D, &Z[0]);
-    zc_plan(in->roots, in->nr, skip, 0, D, &Z[1]);
-    if (Z[0].n == 0 && Z[1].n == 0) { free(Z); return 0; }
+    zc_plan(in->roots, in->nr, skip, 1, D, &Z[1]);
+    zc_plan(in->roots, in->nr, skip, 0, D, &Z[2]);
+    if (Z[1].n == 0 && Z[2].n == 0 && Z[0].nch == 0) { free(Z); return 0; }
+    const int nf = Z[0].nch ? 3 : 2, f0 = Z[0].nch ? 0 : 1;
+    static const char *const cond[3] = {"#if STENC_CUDA_ZPIPE && STENC_CUDA_ZNODES\n", "#if STENC_CUDA_ZPIPE\n", "#else\n"};
     const char *ind = "            ";
     Str d, b;
     str_open(&d); str_open(&b);
-    fprintf(d.f, "#if STENC_CUDA_ZPIPE\n");
-    zc_print_decl(d.f, in->pc, &Z[0], "                ");
-    fprintf(d.f, "#else\n");
-    zc_print_decl(d.f, in->pc, &Z[1], "                ");
+    fprintf(b.f, "{\n%s", in->head ? in->head : "");
+    for (int q = f0; q < 3; ++q) {
+        const char *c = q == 1 && nf == 3 ? "#elif STENC_CUDA_ZPIPE\n" : cond[q];
+        fprintf(d.f, "%s", c);
+        zc_print_decl(d.f, in->pc, &Z[q], "                ");
+        fprintf(b.f, "%s", c);
+        zc_print_body(b.f, in, &Z[q], ind);
+    }
     fprintf(d.f, "#endif\n");
-    fprintf(b.f, "{\n%s#if STENC_CUDA_ZPIPE\n", in->head ? in->head : "");
-    zc_print_body(b.f, in, &Z[0], ind);
-    fprintf(b.f, "#else\n");
-    zc_print_body(b.f, in, &Z[1], ind);
     fprintf(b.f, "#endif\n        }\n");
     *decl = str_close(&d), *body = str_close(&b);
     free(Z);

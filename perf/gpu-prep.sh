@@ -31,12 +31,13 @@ prep build/gpu "" $bins
 # variants: the same GPU test and bench built with other device flags, for
 # gpu.sh to compare with the default in the same run.  GPU_VARIANTS is a
 # space-separated list of NAME=FLAGS (FLAGS: nvcc flags, commas for
-# spaces); the default: the open questions of perf/NOTES.md section 39,
-# the interior runs not unrolled (u1), and approximate division and square
-# root (fast).  Measured before: rows=-DSTENC_CUDA_ZMARCH=0 (one block per
-# row), l1=-DSTENC_CUDA_ZCACHE=0, nopipe=-DSTENC_CUDA_ZPIPE=0.
+# spaces); the default: the open questions of perf/NOTES.md sections 39-40,
+# costly subexpressions computed at every point (nodes0), the interior runs
+# not unrolled (u1), and approximate division and square root (fast).
+# Measured before: rows=-DSTENC_CUDA_ZMARCH=0 (one block per row),
+# l1=-DSTENC_CUDA_ZCACHE=0, nopipe=-DSTENC_CUDA_ZPIPE=0.
 # GPU_VARIANTS= builds none.
-variants=${GPU_VARIANTS-u1=-DSTENC_CUDA_UNROLL=1 fast=-use_fast_math}
+variants=${GPU_VARIANTS-nodes0=-DSTENC_CUDA_ZNODES=0 u1=-DSTENC_CUDA_UNROLL=1 fast=-use_fast_math}
 for v in $variants; do
   name=${v%%=*} flags=${v#*=}
   prep "build/gpu-$name" "${flags//,/ }" "build/gpu-$name/bin/stenc-gpu-bench" "build/gpu-$name/tests/test_cuda"

@@ -289,6 +289,13 @@ STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff
 #ifndef STENC_CUDA_ZPIPE
 #define STENC_CUDA_ZPIPE 1
 #endif
+/* Pipelined 3D interiors also carry costly subexpressions (square roots,
+ * divisions) up from the point below when the body reads them shifted one
+ * plane (TV's gradient: 3 of its 4 square roots a point instead of 4;
+ * gen/zcache.c); -DSTENC_CUDA_ZNODES=0 computes them all at every point. */
+#ifndef STENC_CUDA_ZNODES
+#define STENC_CUDA_ZNODES 1
+#endif
 #ifndef STENC_CUDA_UNROLL
 #define STENC_CUDA_UNROLL 4
 #endif
