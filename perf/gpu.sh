@@ -8,7 +8,8 @@
 # gpu_results.csv, gpu_summary.md, bench.log, nvidia-smi.txt; and for each
 # variant NAME that gpu-prep.sh built, gpu_results_NAME.csv and
 # gpu_summary_NAME.md: its benchmarks, and the default's time over its;
-# gpu_compare.md: every variant against the default, perf/gpu_compare.py).
+# gpu_compare.md: every variant against the default, perf/gpu_compare.py;
+# profile.txt: Nsight Compute's view of three kernels, where ncu exists).
 # Without .gpucarry it builds here first (needs m4, Check, FFTW, liblbfgs).
 # PERF_QUICK=1 for small sizes; GPU_BENCH_TIMEOUT (default 300 s).
 set -uo pipefail
@@ -74,4 +75,22 @@ cmp=()
 for c in "$res"/gpu_results_*.csv; do [ -f "$c" ] && n=${c##*/gpu_results_} && cmp+=("${n%.csv}=$c"); done
 python3 perf/gpu_compare.py "$res/gpu_results.csv" "${cmp[@]}" > "$res/gpu_compare.md" 2>/dev/null || true
 pack
+# Nsight Compute, where the machine has it (GPU_PROFILE=0 skips): the TV
+# gradient 3D f32 (stenc's and the hand-written one) and the Hessian
+# gradient 3D f32, their first launch at 384^3, into profile.txt (speed of
+# light, occupancy, warp stalls, instruction mix)
+ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
+if [ "${GPU_PROFILE:-1}" = "1" ] && [ -n "$ncu" ]; then
+  echo "== profiles ($ncu)"
+  for k in "k[0-9]+_tv_grad_3d_f32" hand_tv3_grad "k[0-9]+_hessian_grad_3d_f32"; do
+    echo "=== $k"
+    timeout 120 "$ncu" -k "regex:$k" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats \
+      "$bin/stenc-gpu-bench" --3d --only tv,hessian --csv /dev/null 2>&1 | grep -v "^==PROF==" | tail -120
+  done > "$res/profile.txt" 2>&1
+  tail -5 "$res/profile.txt"
+  pack
+else
+  echo "== profiles: skipped (no ncu here, or GPU_PROFILE=0)"
+fi
 echo "results in $out/gpu-results.tar.gz"

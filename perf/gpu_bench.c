@@ -2,8 +2,10 @@
  * and every mini-app array kernel (forward, adjoint) on CUDA, float and
  * double, 2D and 3D, against a read-only device reduction and a
  * device-to-device copy over the same bytes, measured in the same run.
- *   stenc-gpu-bench [--quick] [--3d] [--csv FILE]   (exit 77 without a device)
- * --3d: the 3D grids only.
+ *   stenc-gpu-bench [--quick] [--3d] [--only NAME,...] [--csv FILE]
+ * (exit 77 without a device).  --3d: the 3D grids only; --only: those
+ * regularizers (tv includes the hand-written TV) and mini-app stencils,
+ * for a profiler run (perf/gpu.sh).
  * Same CSV columns as stenc-bench (backend "cuda"; "handcuda" for the
  * hand-written 3D TV value and gradient of perf/gpu_hand.cu, checked
  * against stenc's in the same run). */
@@ -84,6 +86,17 @@ static double timeit(Job *j)
     return t[4];
 }
 
+/* --only's list (NULL: everything) */
+static const char *only;
+static int selected(const char *name)
+{
+    if (!only) return 1;
+    size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
+
 static FILE *csv;
 static void row(const char *k, const char *e, int D, const size_t *n, const char *prec, double t, double bytes, const char *cn, double cg)
 {
@@ -156,7 +169,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--3d")) only3d = 1;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csvpath = argv[++i];
-        else { fprintf(stderr, "usage: stenc-gpu-bench [--quick] [--3d] [--csv FILE]\n"); return 2; }
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else { fprintf(stderr, "usage: stenc-gpu-bench [--quick] [--3d] [--only NAME,...] [--csv FILE]\n"); return 2; }
     }
     int nd = 0;
     if (stenc_cuda_device_count(&nd) != STENC_OK || nd == 0) { printf("stenc-gpu-bench: SKIP: no CUDA device\n"); return 77; }
@@ -194,14 +208,14 @@ int main(int argc, char **argv)
             row("ceiling_sum", "read", D, n, prec, ts, (double)B, "sum", sum_gbs);
             row("ceiling_copy", "copy", D, n, prec, tc, 2.0 * (double)B, "copy", copy_gbs);
             for (int r = 0; r < NREG; ++r)
-                for (int w = 0; w < 3; ++w) {
+                for (int w = 0; w < 3 && selected(reg_names[r]); ++w) {
                     RegCall rc = {n[0], n[1], n[2], D, dbl, w, STENC_NEUMANN, r, x, m, g, 0};
                     Job j = {2, 0, NULL, NULL, 0, NULL, &rc, NULL};
                     double t = timeit(&j), inb = (double)B * reg_inputs(r);
                     row(reg_names[r], ent[w], D, n, prec, t, w == 0 ? inb : inb + (double)B, w == 0 ? "sum" : "copy",
                         w == 0 ? sum_gbs : copy_gbs);
                 }
-            if (D == 3) {
+            if (D == 3 && selected("tv")) {
                 void *hg = dev_fill(B, h, HN);
                 hand_tv(n, dbl, x, g, hg, ws, sum_gbs, copy_gbs);
                 stenc_cuda_free(hg);
@@ -210,7 +224,7 @@ int main(int argc, char **argv)
             /* mini-apps: 8 arrays with room for the staggered extents */
             size_t M = (n[0] + 1) * (n[1] + 1) * (D == 3 ? n[2] + 1 : 1);
             for (size_t w = 0; w < NMINI; ++w) {
-                if (minis[w].dims != D) continue;
+                if (minis[w].dims != D || !selected(minis[w].stencil)) continue;
                 MCtx mc = {n[0], n[1], n[2], (int)w, 0, dbl, {0}};
                 for (int q = 0; q < 8; ++q) mc.a[q] = dev_fill(M * es, h, HN);
                 char kname[64];
