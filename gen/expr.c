@@ -189,6 +189,7 @@ Node *ex_mul(Node *a, Node *b)
 Node *ex_div(Node *a, Node *b)
 {
     if (a->kind == E_NUM && b->kind == E_NUM && b->num != 0) return ex_num(a->num / b->num);
+    if (ex_is_num(b, 0)) { nonfinite_seen = 1; return ex_num(0); } /* x/0: reported by the caller; never printed */
     if (ex_is_num(a, 0)) return ex_num(0);
     if (ex_is_num(b, 1)) return a;
     if (ex_is_num(b, -1)) return ex_neg(a);

@@ -190,8 +190,8 @@ static int check_fname(Lex *L, const char *name)
 static int check_rhs(Lex *L, int line)
 {
     if (ex_take_nonfinite())
-        return gen_error(L->file, line, "a constant folds to infinity or NaN here (such as 0^-1, 1/0 or exp(1000)); "
-                         "C has no literal for it");
+        return gen_error(L->file, line, "a constant folds to infinity or NaN here, or an expression is divided by zero "
+                         "(such as 0^-1, x/0 or exp(1000)); C has no literal for it");
     if (ex_count() > MAXNODES)
         return gen_error(L->file, line, "the stencil is too large (more than %d distinct subexpressions)", MAXNODES);
     return 0;
