@@ -35,9 +35,26 @@
  * pipelined the same way along i: every tap is a column of one plane, and
  * the next point's taps, at i + blockDim.x (st_ip), load before the point
  * computes.  Both forms are printed, under #if STENC_CUDA_ZPIPE (2D has
- * no other form: without it the plain interior).  Planning (zc_plan:
- * which columns, which registers) is kept apart from printing
- * (zc_print_*).  Arrays the job writes are never cached. */
+ * no other form: without it the plain interior).
+ *
+ * In 3D the pipelined form also carries costly subexpressions up the
+ * column (STENC_CUDA_ZNODES, a third form printed when there are any):
+ * where the body reads a square root, a call or a division by a variable
+ * E at plane k+c and at k+c+1, the point computes the newest, E(k+cmax),
+ * into a register, and E(k+cmin) .. E(k+cmax-1) are registers rotated like
+ * the taps' (zn_plan):
+ *
+ *     stn_real t7 = E(k-1);                         ZDECL
+ *     for (; k < st_kb; ++k) {
+ *         ... the loads ahead ...
+ *         const stn_real t8 = E(k);                 the newest
+ *         ... the body, E(k-1) read as t7, E(k) as t8 ...
+ *         t7 = t8;  ... the taps' rotation ...
+ *     }
+ *
+ * Planning (zc_plan, zn_plan: which columns and chains, which registers)
+ * is kept apart from printing (zc_print_*, zn_print_*).  Arrays the job
+ * writes are never cached, nor subexpressions of them. */
 #include "gen.h"
 
 #include <stdlib.h>
@@ -160,25 +177,24 @@ static void zn_prune(Node **roots, int nr, ZPlan *Z, Node **seen)
     }
 }
 
-/* the columns of the roots' taps (distinct taps: nodes are hash-consed);
- * Z's chains (zn_plan) are kept and their carried members' taps left out */
-static void zc_plan(Node **roots, int nr, const int *skip, int pipe, int dims, ZPlan *Z)
+/* the distinct taps a point reads (nodes are hash-consed) into taps: with
+ * chains (zn_plan), which are pruned first, not those only their carried
+ * members read; returns how many */
+static int zc_taps(Node **roots, int nr, ZPlan *Z, Node **taps)
 {
-    Node *taps[MAXTAP];
     int nt = 0;
-    Z->n = 0;
-    Z->pipe = pipe;
     Node **seen = Z->nch ? malloc(ZN_MAXNODE * sizeof *seen) : NULL;
-    if (Z->nch && !seen) Z->nch = 0; /* out of memory: no chains */
-    if (seen) zn_prune(roots, nr, Z, seen);
+    if (!seen) Z->nch = 0; /* none, or out of memory: no chains */
+    if (Z->nch) {
+        int nseen = 0;
+        zn_prune(roots, nr, Z, seen);
+        for (int r = 0; r < nr; ++r) zn_reach(roots[r], Z, seen, &nseen);
+        for (int q = 0; q < nseen; ++q)
+            if (seen[q]->kind == E_TAP && nt < MAXTAP) taps[nt++] = seen[q];
+        free(seen);
+        return nt;
+    }
     for (int r = 0; r < nr; ++r) {
-        if (Z->nch) { /* the taps the point reads itself */
-            int nseen = 0;
-            for (int q = 0; q < nr; ++q) zn_reach(roots[q], Z, seen, &nseen);
-            for (int q = 0; q < nseen; ++q)
-                if (seen[q]->kind == E_TAP && nt < MAXTAP) taps[nt++] = seen[q];
-            break;
-        }
         Node *rt[MAXTAP];
         const int n = ex_taps(roots[r], -1, rt, MAXTAP);
         for (int t = 0; t < n && t < MAXTAP; ++t) {
@@ -187,7 +203,17 @@ static void zc_plan(Node **roots, int nr, const int *skip, int pipe, int dims, Z
             if (!dup && nt < MAXTAP) taps[nt++] = rt[t];
         }
     }
-    free(seen);
+    return nt;
+}
+
+/* the columns of the roots' taps; Z's chains (zn_plan) are kept and their
+ * carried members' taps left out */
+static void zc_plan(Node **roots, int nr, const int *skip, int pipe, int dims, ZPlan *Z)
+{
+    Node *taps[MAXTAP];
+    Z->n = 0;
+    Z->pipe = pipe;
+    const int nt = zc_taps(roots, nr, Z, taps);
     Z->ntap = nt;
     for (int t = 0; t < nt; ++t) {
         if (!zc_cacheable(taps[t], skip)) continue;
