@@ -16,20 +16,12 @@
 #include <string.h>
 
 #include "bench_kernels.h"
+#include "gpu_hand.h"
 
 int stenc_bench_gpu_sum(const float *a, size_t n, double *ws, double *result);
 int stenc_bench_gpu_copy(float *dst, const float *src, size_t n);
 int stenc_bench_gpu_sync(void);
 int stenc_bench_gpu_timer(int stop, double *seconds);
-/* the hand-written yardstick (perf/gpu_hand.cu) */
-int stenc_bench_hand_tv3_value_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
-                                   double *ws, double *value);
-int stenc_bench_hand_tv3_value_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
-                                   double eps, double *ws, double *value);
-int stenc_bench_hand_tv3_grad_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
-                                  float *g);
-int stenc_bench_hand_tv3_grad_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
-                                  double eps, double *g);
 
 DEFINE_RUN_REG(call_reg, stenc_cuda_, BENCH_CUDA_CALL)
 DEFINE_RUN_MINI(call_mini_f32, float, f32, stenc_cuda_, BENCH_CUDA_CALL)

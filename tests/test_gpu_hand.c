@@ -8,15 +8,7 @@
  * single rows and planes. */
 #include "testutil.h"
 #include "tv.h"
-
-int stenc_bench_hand_tv3_value_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
-                                   double *ws, double *value);
-int stenc_bench_hand_tv3_value_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
-                                   double eps, double *ws, double *value);
-int stenc_bench_hand_tv3_grad_f32(size_t nx, size_t ny, size_t nz, const float *x, float wx, float wy, float wz, float eps,
-                                  float *g);
-int stenc_bench_hand_tv3_grad_f64(size_t nx, size_t ny, size_t nz, const double *x, double wx, double wy, double wz,
-                                  double eps, double *g);
+#include "gpu_hand.h"
 
 static const size_t grids[][3] = {{67, 21, 35}, {31, 9, 33}, {1, 1, 1}, {2, 1, 40}, {30, 17, 1}, {61, 1, 3}};
 enum { NGRID = sizeof grids / sizeof grids[0] };
@@ -30,45 +22,31 @@ enum { NGRID = sizeof grids / sizeof grids[0] };
         (out) = d_ / m_;                                                             \
     } while (0)
 
-START_TEST(hand_tv3_f64)
-{
-    const size_t *n = grids[_i], N = n[0] * n[1] * n[2];
-    double *x = dalloc(N), *gs = dalloc(N), *gh = dalloc(N), ws = 0, vs = 0, vh = 0;
-    rng_t r = {(uint64_t)_i + 11};
-    for (size_t q = 0; q < N; ++q) x[q] = rng_uniform(&r, -1, 1);
-    for (size_t q = 0; q < N; ++q) gh[q] = NAN;
-    const double wx = 0.7, wy = 1.3, wz = 0.9, eps = 1e-3;
-    ck_assert_int_eq(stenc_tv_value_3d_f64(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, &vs), STENC_OK);
-    ck_assert_int_eq(stenc_tv_grad_3d_f64(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, 1.0, 0.0, gs), STENC_OK);
-    ck_assert_int_eq(stenc_bench_hand_tv3_value_f64(n[0], n[1], n[2], x, wx, wy, wz, eps, &ws, &vh), 0);
-    ck_assert_int_eq(stenc_bench_hand_tv3_grad_f64(n[0], n[1], n[2], x, wx, wy, wz, eps, gh), 0);
-    double e;
-    MAXREL(gs, gh, N, e);
-    ck_assert_msg(e < 1e-12, "gradient %zux%zux%zu off by %.3g", n[0], n[1], n[2], e);
-    ck_assert_msg(fabs(vh - vs) <= 1e-12 * fabs(vs), "value %zux%zux%zu: %.17g, stenc %.17g", n[0], n[1], n[2], vh, vs);
-    free(x); free(gs); free(gh);
-}
+/* one precision: T, its suffix S, the tolerance TOL (relative to the
+ * largest gradient component; the value relative to itself), the seed */
+#define HAND_CASE(T, S, TOL, SEED)                                                                                   \
+    const size_t *n = grids[_i], N = n[0] * n[1] * n[2];                                                           \
+    T *x = malloc(N * sizeof *x), *gs = malloc(N * sizeof *x), *gh = malloc(N * sizeof *x);                         \
+    ck_assert(x && gs && gh);                                                                                       \
+    double ws = 0, vs = 0, vh = 0, e;                                                                               \
+    rng_t r = {(uint64_t)_i + (SEED)};                                                                              \
+    for (size_t q = 0; q < N; ++q) x[q] = (T)rng_uniform(&r, -1, 1);                                               \
+    for (size_t q = 0; q < N; ++q) gh[q] = NAN;                                                                     \
+    const T wx = (T)0.7, wy = (T)1.3, wz = (T)0.9, eps = (T)1e-3;                                                  \
+    ck_assert_int_eq(stenc_tv_value_3d_##S(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, &vs), STENC_OK);    \
+    ck_assert_int_eq(stenc_tv_grad_3d_##S(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, 1, 0, gs), STENC_OK); \
+    ck_assert_int_eq(stenc_bench_hand_tv3_value_##S(n[0], n[1], n[2], x, wx, wy, wz, eps, &ws, &vh), 0);            \
+    ck_assert_int_eq(stenc_bench_hand_tv3_grad_##S(n[0], n[1], n[2], x, wx, wy, wz, eps, gh), 0);                   \
+    MAXREL(gs, gh, N, e);                                                                                           \
+    ck_assert_msg(e < (TOL), "gradient %zux%zux%zu off by %.3g", n[0], n[1], n[2], e);                             \
+    ck_assert_msg(fabs(vh - vs) <= (TOL) * fabs(vs), "value %zux%zux%zu: %.17g, stenc %.17g", n[0], n[1], n[2], vh, \
+                  vs);                                                                                              \
+    free(x); free(gs); free(gh)
+
+START_TEST(hand_tv3_f64) { HAND_CASE(double, f64, 1e-12, 11); }
 END_TEST
 
-START_TEST(hand_tv3_f32)
-{
-    const size_t *n = grids[_i], N = n[0] * n[1] * n[2];
-    float *x = falloc(N), *gs = falloc(N), *gh = falloc(N);
-    double ws = 0, vs = 0, vh = 0;
-    rng_t r = {(uint64_t)_i + 29};
-    for (size_t q = 0; q < N; ++q) x[q] = (float)rng_uniform(&r, -1, 1);
-    for (size_t q = 0; q < N; ++q) gh[q] = NAN;
-    const float wx = 0.7f, wy = 1.3f, wz = 0.9f, eps = 1e-3f;
-    ck_assert_int_eq(stenc_tv_value_3d_f32(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, &vs), STENC_OK);
-    ck_assert_int_eq(stenc_tv_grad_3d_f32(n[0], n[1], n[2], STENC_NEUMANN, x, wx, wy, wz, eps, 1.0f, 0.0f, gs), STENC_OK);
-    ck_assert_int_eq(stenc_bench_hand_tv3_value_f32(n[0], n[1], n[2], x, wx, wy, wz, eps, &ws, &vh), 0);
-    ck_assert_int_eq(stenc_bench_hand_tv3_grad_f32(n[0], n[1], n[2], x, wx, wy, wz, eps, gh), 0);
-    double e;
-    MAXREL(gs, gh, N, e);
-    ck_assert_msg(e < 1e-5, "gradient %zux%zux%zu off by %.3g", n[0], n[1], n[2], e);
-    ck_assert_msg(fabs(vh - vs) <= 1e-5 * fabs(vs), "value %zux%zux%zu: %.9g, stenc %.9g", n[0], n[1], n[2], vh, vs);
-    free(x); free(gs); free(gh);
-}
+START_TEST(hand_tv3_f32) { HAND_CASE(float, f32, 1e-5, 29); }
 END_TEST
 
 /* planes of 2^32 points or more are refused before any memory is touched */
