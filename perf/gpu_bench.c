@@ -7,8 +7,8 @@
  * regularizers (tv includes the hand-written TV) and mini-app stencils,
  * for a profiler run (perf/gpu.sh).
  * Same CSV columns as stenc-bench (backend "cuda"; "handcuda" for the
- * hand-written 3D TV value and gradient of perf/gpu_hand.cu, checked
- * against stenc's in the same run). */
+ * hand-written TV value and gradient of perf/gpu_hand.cu, 2D and 3D,
+ * checked against stenc's in the same run). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -33,10 +33,16 @@ static void must(int rc, const char *what)
 }
 
 /* the hand-written TV value (what 0) or gradient (1) on the regularizer
- * call's grid, precision and arrays, with the bench's TV weights (1, 1, 1,
- * eps 1e-3); ws: one device double */
+ * call's grid (2D or 3D), precision and arrays, with the bench's TV
+ * weights (1, 1, 1, eps 1e-3); ws: one device double */
 static int call_hand(RegCall *c, int what, double *ws)
 {
+    if (c->dims == 2 && c->dbl)
+        return what == 0 ? stenc_bench_hand_tv2_value_f64(c->nx, c->ny, c->x, 1., 1., 1e-3, ws, &c->v)
+                         : stenc_bench_hand_tv2_grad_f64(c->nx, c->ny, c->x, 1., 1., 1e-3, c->g);
+    if (c->dims == 2)
+        return what == 0 ? stenc_bench_hand_tv2_value_f32(c->nx, c->ny, c->x, 1.f, 1.f, 1e-3f, ws, &c->v)
+                         : stenc_bench_hand_tv2_grad_f32(c->nx, c->ny, c->x, 1.f, 1.f, 1e-3f, c->g);
     if (c->dbl)
         return what == 0 ? stenc_bench_hand_tv3_value_f64(c->nx, c->ny, c->nz, c->x, 1., 1., 1., 1e-3, ws, &c->v)
                          : stenc_bench_hand_tv3_grad_f64(c->nx, c->ny, c->nz, c->x, 1., 1., 1., 1e-3, c->g);
@@ -115,21 +121,22 @@ static double dev_maxrel(const void *a, const void *b, size_t n, int dbl)
     return m > 0 ? d / m : d;
 }
 
-/* the hand-written TV 3D (perf/gpu_hand.cu), value and gradient: timed, and
- * checked against stenc's (its result in g, the hand's in h); a
- * disagreement is reported, not fatal (the rest of the run still counts) */
-static void hand_tv(const size_t *n, int dbl, void *x, void *g, void *h, double *ws, double sum_gbs, double copy_gbs)
+/* the hand-written TV (perf/gpu_hand.cu), value and gradient, D
+ * dimensions: timed, and checked against stenc's (its result in g, the
+ * hand's in h); a disagreement is reported, not fatal (the rest of the run
+ * still counts) */
+static void hand_tv(int D, const size_t *n, int dbl, void *x, void *g, void *h, double *ws, double sum_gbs, double copy_gbs)
 {
     const size_t N = n[0] * n[1] * n[2];
     const double B = (double)N * (dbl ? 8 : 4);
     const char *prec = dbl ? "f64" : "f32";
-    RegCall rs = {n[0], n[1], n[2], 3, dbl, 0, STENC_NEUMANN, 0, x, NULL, g, 0};
+    RegCall rs = {n[0], n[1], n[2], D, dbl, 0, STENC_NEUMANN, 0, x, NULL, g, 0};
     RegCall rh = rs;
     rh.g = h;
     for (int w = 0; w < 2; ++w) {
         Job j = {4 + w, 0, NULL, NULL, 0, ws, &rh, NULL};
         double t = timeit(&j);
-        bench_row(csv, "tv", w ? "grad" : "value", "handcuda", 3, n[0], n[1], n[2], prec, t, w ? 2 * B : B,
+        bench_row(csv, "tv", w ? "grad" : "value", "handcuda", D, n[0], n[1], n[2], prec, t, w ? 2 * B : B,
                   w ? "copy" : "sum", w ? copy_gbs : sum_gbs);
     }
     rs.what = 0; must(call_reg(&rs), "tv");
@@ -138,8 +145,8 @@ static void hand_tv(const size_t *n, int dbl, void *x, void *g, void *h, double 
     if (call_hand(&rh, 1, ws)) must(STENC_ERR_CUDA, "hand-written tv");
     must(stenc_cuda_synchronize(), "sync");
     double ev = fabs(rh.v - rs.v) / fmax(fabs(rs.v), 1e-300), eg = dev_maxrel(g, h, N, dbl), tol = dbl ? 1e-10 : 1e-4;
-    fprintf(stderr, "stenc-gpu-bench: hand-written tv 3D %s agrees with stenc to %.1e (value), %.1e (gradient)%s\n", prec, ev,
-            eg, ev <= tol && eg <= tol ? "" : "  DISAGREES");
+    fprintf(stderr, "stenc-gpu-bench: hand-written tv %dD %s agrees with stenc to %.1e (value), %.1e (gradient)%s\n", D, prec,
+            ev, eg, ev <= tol && eg <= tol ? "" : "  DISAGREES");
 }
 
 static void *dev_fill(size_t bytes, const float *h, size_t hn)
@@ -207,9 +214,9 @@ int main(int argc, char **argv)
                     row(reg_names[r], ent[w], D, n, prec, t, w == 0 ? inb : inb + (double)B, w == 0 ? "sum" : "copy",
                         w == 0 ? sum_gbs : copy_gbs);
                 }
-            if (D == 3 && selected("tv")) {
+            if (selected("tv")) {
                 void *hg = dev_fill(B, h, HN);
-                hand_tv(n, dbl, x, g, hg, ws, sum_gbs, copy_gbs);
+                hand_tv(D, n, dbl, x, g, hg, ws, sum_gbs, copy_gbs);
                 stenc_cuda_free(hg);
             }
             stenc_cuda_free(x); stenc_cuda_free(m); stenc_cuda_free(g);

@@ -62,8 +62,8 @@ def main(argv):
         print("| kernel | entry | size | prec | stenc ms | hand ms | hand ratio to its ceiling | stenc / hand |")
         print("|---|---|---|---|---|---|---|---|")
         for k, ms, ratio in hand:
-            print("| %s | %s | %s³ | %s | %.3f | %.3f | %.2f | %.2f |" % (k[0], k[1], k[3], k[4], base[k][0], ms, ratio,
-                                                                     base[k][0] / ms))
+            print("| %s | %s | %s%s | %s | %.3f | %.3f | %.2f | %.2f |" % (k[0], k[1], k[3], "²" if k[2] == "2" else "³",
+                                                                       k[4], base[k][0], ms, ratio, base[k][0] / ms))
     return 0
 
 
