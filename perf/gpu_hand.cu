@@ -1,9 +1,9 @@
 /* The GPU yardstick of the perf suite: the total variation (isotropic,
  * forward differences, neumann: differences across the edge are 0), 3D and
- * 2D, value and gradient, written by hand as a CUDA engineer would write them for this
- * one stencil on a large grid; behind a C API (perf/gpu_hand.h) for
- * perf/gpu_bench.c, which checks them against stenc's kernels in the same
- * run.  Float and double.
+ * 2D, value and gradient, written by hand as a CUDA engineer would write
+ * them for this one stencil on a large grid; behind a C API
+ * (perf/gpu_hand.h) for perf/gpu_bench.c, which checks them against
+ * stenc's kernels in the same run.  Float and double.
  *
  * Both march along z, every load clamped to the grid (a neighbour past the
  * edge is the point itself, so its difference is 0: the boundary mode costs
