@@ -139,7 +139,7 @@ m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_box]])m4_dnl
 m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_modespec]])m4_dnl
 m4_popdef([[stn_j_xend]])m4_popdef([[stn_j_zdecl]])m4_popdef([[stn_j_zbody]])]])
 m4_define([[stn_job_named]], [[m4_define([[stn_jobno]], m4_incr(stn_jobno))m4_divert(1)stn_pguard_open
-__global__ void __launch_bounds__(STENC_CUDA_THREADS)
+__global__ void __launch_bounds__(STENC_CUDA_THREADS, STENC_CUDA_MINBLOCKS)
 stenc_k[[]]stn_jobno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx[[]](stn_e_args, double *st_ws, unsigned int *st_cnt)
 {
 stn_e_pre    (void)st_ws; (void)st_cnt;

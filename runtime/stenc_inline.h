@@ -270,6 +270,15 @@ STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff
  * the next point's newest planes are loaded before a point computes. */
 #define STENC_CUDA_THREADS 256
 #define STENC_CUDA_MAX_BLOCKS 1024
+/* The blocks each kernel asks to fit on one multiprocessor at once
+ * (__launch_bounds__' second argument): 1 lets ptxas give a thread up to
+ * 255 registers, and the largest kernels take them (the Hessian's 3D
+ * gradient 225: one block, 8 warps, a multiprocessor); 2 caps a thread at
+ * 128 registers, spilling what does not fit (perf/NOTES.md section 40;
+ * a variant of the next GPU run) */
+#ifndef STENC_CUDA_MINBLOCKS
+#define STENC_CUDA_MINBLOCKS 1
+#endif
 #ifndef STENC_CUDA_ZMARCH
 #define STENC_CUDA_ZMARCH 1
 #endif

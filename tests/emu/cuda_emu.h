@@ -31,7 +31,7 @@ static emu_dim gridDim, blockDim;
 #define __host__
 #define __forceinline__ inline
 #define __restrict__ __restrict
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __shared__ static
 static inline void __syncthreads() {}
 static inline void __threadfence() {}
