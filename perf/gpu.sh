@@ -82,11 +82,11 @@ pack
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 if [ "${GPU_PROFILE:-1}" = "1" ] && [ -n "$ncu" ]; then
   echo "== profiles ($ncu)"
-  for k in "k[0-9]+_tv_grad_3d_f32" hand_tv3_grad "k[0-9]+_hessian_grad_3d_f32"; do
-    echo "=== $k"
-    timeout 120 "$ncu" -k "regex:$k" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+  for k in tv:"k[0-9]+_tv_grad_3d_f32" tv:hand_tv3_grad hessian:"k[0-9]+_hessian_grad_3d_f32"; do
+    echo "=== ${k#*:}"
+    timeout 120 "$ncu" -k "regex:${k#*:}" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats \
-      "$bin/stenc-gpu-bench" --3d --only tv,hessian --csv /dev/null 2>&1 | grep -v "^==PROF==" | tail -120
+      "$bin/stenc-gpu-bench" --3d --only "${k%%:*}" --csv /dev/null 2>&1 | grep -v "^==PROF==" | tail -120
   done > "$res/profile.txt" 2>&1
   tail -5 "$res/profile.txt"
   pack
