@@ -37,8 +37,8 @@ prep build/gpu "" $bins
 # Measured before: rows=-DSTENC_CUDA_ZMARCH=0 (one block per row),
 # l1=-DSTENC_CUDA_ZCACHE=0, nopipe=-DSTENC_CUDA_ZPIPE=0, fast=-use_fast_math;
 # open but left out: u1=-DSTENC_CUDA_UNROLL=1.  Each variant adds about
-# 11 MiB to the carry (two: 43 MiB); three and the default come to 56 MiB, over the
-# limit below.  GPU_VARIANTS= builds none.
+# 11 MiB to the carry (two: 43 MiB); three and the default come to 56 MiB,
+# over the limit below.  GPU_VARIANTS= builds none.
 variants=${GPU_VARIANTS-nodes0=-DSTENC_CUDA_ZNODES=0 mb2=-DSTENC_CUDA_MINBLOCKS=2}
 for v in $variants; do
   name=${v%%=*} flags=${v#*=}
