@@ -160,12 +160,14 @@ static int zn_seen(Node *const *seen, int nseen, const Node *n)
 
 /* drop the chains with a member the body no longer reads (all its uses
  * inside another chain's carried members: its register would be set and
- * never used), until every member is read */
-static void zn_prune(Node **roots, int nr, ZPlan *Z, Node **seen)
+ * never used), until every member is read; returns how many nodes the last
+ * pass reached (seen: what a point evaluates with the chains kept) */
+static int zn_prune(Node **roots, int nr, ZPlan *Z, Node **seen)
 {
+    int nseen = 0;
     for (int dropped = 1; dropped && Z->nch;) {
-        int nseen = 0, keep = 0;
-        dropped = 0;
+        int keep = 0;
+        nseen = dropped = 0;
         for (int r = 0; r < nr; ++r) zn_reach(roots[r], Z, seen, &nseen);
         for (int c = 0; c < Z->nch; ++c) {
             int all = 1;
@@ -175,6 +177,7 @@ static void zn_prune(Node **roots, int nr, ZPlan *Z, Node **seen)
         }
         Z->nch = keep;
     }
+    return nseen;
 }
 
 /* the distinct taps a point reads (nodes are hash-consed) into taps: with
@@ -185,15 +188,11 @@ static int zc_taps(Node **roots, int nr, ZPlan *Z, Node **taps)
     int nt = 0;
     Node **seen = Z->nch ? malloc(ZN_MAXNODE * sizeof *seen) : NULL;
     if (!seen) Z->nch = 0; /* none, or out of memory: no chains */
-    if (Z->nch) {
-        int nseen = 0;
-        zn_prune(roots, nr, Z, seen);
-        for (int r = 0; r < nr; ++r) zn_reach(roots[r], Z, seen, &nseen);
-        for (int q = 0; q < nseen; ++q)
-            if (seen[q]->kind == E_TAP && nt < MAXTAP) taps[nt++] = seen[q];
-        free(seen);
-        return nt;
-    }
+    const int nseen = seen ? zn_prune(roots, nr, Z, seen) : 0;
+    for (int q = 0; q < nseen && Z->nch; ++q)
+        if (seen[q]->kind == E_TAP && nt < MAXTAP) taps[nt++] = seen[q];
+    free(seen);
+    if (Z->nch) return nt;
     for (int r = 0; r < nr; ++r) {
         Node *rt[MAXTAP];
         const int n = ex_taps(roots[r], -1, rt, MAXTAP);

@@ -273,7 +273,7 @@ STENC_HD void stenc_row_next(ptrdiff_t *jj, ptrdiff_t *kk, ptrdiff_t *t, ptrdiff
 /* The blocks each kernel asks to fit on one multiprocessor at once
  * (__launch_bounds__' second argument): 1 lets ptxas give a thread up to
  * 255 registers, and the largest kernels take them (the Hessian's 3D
- * gradient 225: one block, 8 warps, a multiprocessor); 2 caps a thread at
+ * gradient 200: one block, 8 warps, a multiprocessor); 2 caps a thread at
  * 128 registers, spilling what does not fit (perf/NOTES.md section 40;
  * a variant of the next GPU run) */
 #ifndef STENC_CUDA_MINBLOCKS
