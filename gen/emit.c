@@ -1132,7 +1132,14 @@ typedef struct {
     const char *fn;      /* helper name prefix: stenc_h_BASE_KIND_Dd */
     const char *mval;    /* the call of the mapped value helper at (i, j[, k]) */
     const char *vpoint;  /* a border point's value alone (want_v) */
+    int planes;          /* 3D: plane order allowed (roll_plan; roll_body prints both orders) */
 } RollIn;
+
+/* what roll_body prints of the entry's loops (m4 stn_job's roll arguments) */
+typedef struct {
+    char *body, *init, *size, *border;
+    int state;
+} RollText;
 
 /* The value at R point (j, k, i) from its factors in the ring (R->vfrom),
  * as the statement FMT of the value ("st_acc += (double)%s;"), at IND; the
@@ -2136,8 +2143,9 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
      * its gather, unless that row's strips return values (vg).  The
      * slots read in the newest plane alone (lag 0) then keep that plane's
      * rows, not a few rows rolling along y (plan_roll).  perf/NOTES.md
-     * section 32: the planes are read and written in long runs. */
-    R->plane = D == 3 && !*vg;
+     * section 32: the planes are read and written in long runs; row order
+     * is the other form roll_body prints, section 41. */
+    R->plane = D == 3 && !*vg && in->planes;
     if (D == 3 && R->plane) roll_extend(in, R);
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
     const int vs = R->vslot >= 0;
@@ -2315,17 +2323,21 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     fprintf(f, "        }\n");
 }
 
-/* The interior of an interior row with rolling partial rows, or NULL (the
- * direct gather is used) when the partials are cheap.  *init gets the
- * per-chunk state, *size the per-thread ring size in rows, *state the
- * per-thread bookkeeping size; the row functions go to help. */
-static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, int *state, char **border)
+/* One form of the rolling rows (roll_body): the interior of an interior
+ * row, or NULL (the direct gather is used) when the partials are cheap;
+ * *other: whether it runs in plane order and has a row-order form (not
+ * R->vdiag: the newest row's functions count values in plane order only) */
+static char *roll_form(const RollIn *in, FILE *help, RollText *t, int *other)
 {
+    char **init = &t->init, **size = &t->size, **border = &t->border;
+    int *state = &t->state;
     *border = NULL;
     const int D = in->P->s->dims;
     Roll R;
     int vg;
+    *other = 0;
     if (!roll_plan(in, &R, &vg)) return NULL;
+    *other = R.plane && !R.vdiag;
     for (int L = 0; L < R.nplane; ++L) {
         roll_helper(help, &R, in, L, 0, 1); /* ahead of the row function that calls it (roll_merged_ends) */
         roll_helper(help, &R, in, L, 0, 0);
@@ -2359,7 +2371,68 @@ static char *roll_body(const RollIn *in, FILE *help, char **init, char **size, i
     print_roll_row(c.f, &R, in, vg, gv);
     *init = str_close(&a);
     *size = str_close(&b);
-    return str_close(&c);
+    return t->body = str_close(&c);
+}
+
+/* PRE A "#else" B POST under "#if STENC_ROLL_PLANES" (A: plane order) */
+static char *roll_either(const char *a, const char *b, const char *pre, const char *post)
+{
+    Str e;
+    str_open(&e);
+    fprintf(e.f, "%s#if STENC_ROLL_PLANES\n%s#else\n%s#endif\n%s", pre, a, b, post);
+    return str_close(&e);
+}
+
+static void roll_text_free(RollText *t)
+{
+    free(t->body); free(t->init); free(t->size); free(t->border);
+}
+
+/* The interior of an interior row with rolling partial rows, or NULL (the
+ * direct gather is used) when the partials are cheap: t->init gets the
+ * per-chunk state, t->size the per-thread ring size in rows, t->state the
+ * per-thread bookkeeping size, t->border the border rows (NULL: GENERIC's);
+ * the row functions go to help.  A 3D entry that runs in plane order is
+ * printed in row order too, the two chosen by STENC_ROLL_PLANES when the
+ * library is compiled (runtime/stenc_inline.h): which is faster depends on
+ * the machine's caches (perf/NOTES.md section 41). */
+static char *roll_body(const RollIn *in, FILE *help, RollText *t, const char *generic)
+{
+    RollIn rows = *in;
+    RollText p = {0}, r = {0};
+    Str hp, hr;
+    int other, rother;
+    str_open(&hp);
+    char *body = roll_form(in, hp.f, &p, &other);
+    char *sp = str_close(&hp);
+    rows.planes = 0;
+    str_open(&hr);
+    if (body && other) (void)roll_form(&rows, hr.f, &r, &rother);
+    char *sr = str_close(&hr);
+    /* both or neither have border rows of their own, unless GENERIC can
+     * stand in (an empty GENERIC: the border rows go point by point) */
+    const int two = body && other && r.body && (generic[0] || !p.border == !r.border);
+    if (!two) {
+        fprintf(help, "%s", sp);
+        roll_text_free(&r);
+        free(sp); free(sr);
+        *t = p;
+        return body;
+    }
+    fprintf(help, "#if STENC_ROLL_PLANES\n%s#else\n%s#endif\n", sp, sr);
+    free(sp); free(sr);
+    t->body = roll_either(p.body, r.body, "{\n", "        }\n");
+    t->init = roll_either(p.init, r.init, "\n", "");
+    Str z;
+    str_open(&z);
+    fprintf(z.f, "(STENC_ROLL_PLANES ? (%s) : (%s))", p.size, r.size);
+    t->size = str_close(&z);
+    t->state = p.state > r.state ? p.state : r.state;
+    t->border = p.border || r.border ? roll_either(p.border ? p.border : generic, r.border ? r.border : generic, "{\n",
+                                                     "        }\n") : NULL;
+    roll_text_free(&p);
+    roll_text_free(&r);
+    return t->body;
 }
 
 static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers);
@@ -3348,8 +3421,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     char *sbr = border_rows(P->s, P->es, &P->E, &P->rv, P->N, P->diff, P->ndt, (Node **)P->dtaps, (Node **)P->part, want_v,
                             want_g, P->first_read, sbd, scls);
     free(scls);
-    char *rinit = NULL, *rsize = NULL, *sroll = NULL, *srb = NULL;
-    int rstate = 0;
+    RollText rt = {0};
     if (want_g) {
         char fn[240];
         snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", P->base, kname, D);
@@ -3360,24 +3432,24 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
             print_border_point(vp.f, P, 1, 0);
             svp = str_close(&vp);
         }
-        const RollIn rin = {P, want_v, fn, smv, svp};
-        sroll = roll_body(&rin, rollhelp, &rinit, &rsize, &rstate, &srb);
+        const RollIn rin = {P, want_v, fn, smv, svp, 1};
+        (void)roll_body(&rin, rollhelp, &rt, sbr);
         free(smv);
         free(svp);
     }
-    if (srb) { free(sbr); sbr = srb; }
+    if (rt.border) { free(sbr); sbr = rt.border; rt.border = NULL; }
     char b2[200];
     snprintf(b2, sizeof b2, "%s_%s", P->base, kname);
     entry_begin(out, b2, kname, D);
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    const JobOpt jo = {sbr, sxe, sroll ? sroll : "", rinit ? rinit : "", rsize ? rsize : "", sxr, szd, szb, 1, rstate,
+    const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : ""};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
-    free(sbr); free(sxe); free(sxr); free(sroll); free(rinit); free(rsize); free(szd); free(szb);
+    free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

@@ -227,6 +227,17 @@ STENC_HD void stenc_preimage(ptrdiff_t q, ptrdiff_t o, ptrdiff_t n,
  * runs (small tiles cost a third of a value's time at 512^3) yet bounded, so
  * that planes much larger than a cache are still read once.  Build with
  * -DSTENC_TILE_BYTES=... / -DSTENC_RING_TILE_BYTES=... for other caches. */
+/* The 3D C rolling gradients' order (gen/emit.c roll_body prints both): 1
+ * computes the newest plane's partial rows a tile's plane at a time before
+ * its gathers (the rows a gather reads come from L2), 0 each row's just
+ * before its gather (the newest plane's rows from two rows in L1).  Which
+ * is faster depends on the caches (perf/NOTES.md section 41: plane order
+ * took 0.84-0.93 of row order's time on a Zen 3 core with 512 KiB of L2,
+ * row order 0.77-0.90 of plane order's on a Xeon core with 2 MiB); the
+ * GNUmakefile picks 1 where the L2 is 512 KiB or less. */
+#ifndef STENC_ROLL_PLANES
+#define STENC_ROLL_PLANES 0
+#endif
 #ifndef STENC_TILE_BYTES
 #define STENC_TILE_BYTES (1024 * 1024)
 #endif
