@@ -113,12 +113,15 @@ static inline void stenc_nt_span(const void *p, ptrdiff_t n, size_t es, ptrdiff_
     *b = head + (n - head) / line * line;
 }
 /* one 64-byte line L (64-byte aligned, in registers or L1) to D (64-byte
- * aligned), streamed where the target has the instructions */
+ * aligned), streamed where the target has the instructions.  Two 32-byte
+ * halves even with AVX-512: where the compiler computed the line in 32-byte
+ * vectors (GCC's choice for Intel's AVX-512 cores) and spilled them to L,
+ * one 64-byte load of two 32-byte stores cannot be forwarded and stalls
+ * (perf/NOTES.md section 41: the Tikhonov gradient 2D took 1.2x the hand
+ * loop's time so); a 32-byte load of a 64-byte store forwards. */
 static inline void stenc_nt_line_f32(float *d, const float *l)
 {
-#if defined(__AVX512F__)
-    _mm512_stream_ps(d, _mm512_load_ps(l));
-#elif defined(__AVX__)
+#if defined(__AVX__)
     _mm256_stream_ps(d, _mm256_load_ps(l));
     _mm256_stream_ps(d + 8, _mm256_load_ps(l + 8));
 #elif defined(__SSE2__)
@@ -129,9 +132,7 @@ static inline void stenc_nt_line_f32(float *d, const float *l)
 }
 static inline void stenc_nt_line_f64(double *d, const double *l)
 {
-#if defined(__AVX512F__)
-    _mm512_stream_pd(d, _mm512_load_pd(l));
-#elif defined(__AVX__)
+#if defined(__AVX__)
     _mm256_stream_pd(d, _mm256_load_pd(l));
     _mm256_stream_pd(d + 4, _mm256_load_pd(l + 4));
 #elif defined(__SSE2__)
