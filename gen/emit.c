@@ -2419,7 +2419,7 @@ static char *roll_body(const RollIn *in, FILE *help, RollText *t, const char *ge
         *t = p;
         return body;
     }
-    fprintf(help, "#if STENC_ROLL_PLANES\n%s#else\n%s#endif\n", sp, sr);
+    fprintf(help, "stn_c_only([[#if STENC_ROLL_PLANES\n]])%sstn_c_only([[#else\n]])%sstn_c_only([[#endif\n]])", sp, sr);
     free(sp); free(sr);
     t->body = roll_either(p.body, r.body, "{\n", "        }\n");
     t->init = roll_either(p.init, r.init, "\n", "");
