@@ -2249,8 +2249,8 @@ static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
     return R->plane && !(in->want_v && !gv); /* R->plane: 3D only (roll_plan) */
 }
 
-/* The strips [st_i0, st_ie) of an interior row: STENC_RSTRIP points, the
- * last one up to STENC_RSTRIP + STENC_VSTRIP.  A row's value summed by its
+/* The strips [st_i0, st_ie) of an interior row: STENC_RSTRIP_f32/_f64
+ * points (R below), the last one up to R + STENC_VSTRIP.  A row's value summed by its
  * strips' row functions (roll_sums_value) then comes in the pieces and
  * vectors of the same row summed in one call (the catchup): a last strip
  * shorter than a vector summed its points in another order, and the
@@ -2258,7 +2258,8 @@ static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
 static void print_strip_loop(FILE *f)
 {
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia, st_ie; st_i0 < st_ib; st_i0 = st_ie) {\n"
-               "            st_ie = st_ib - st_i0 < STENC_RSTRIP + STENC_VSTRIP ? st_ib : st_i0 + STENC_RSTRIP;\n");
+               "            st_ie = st_ib - st_i0 < STENC_RSTRIP_[[]]stn_sfx + STENC_VSTRIP ? st_ib : st_i0 + "
+               "STENC_RSTRIP_[[]]stn_sfx;\n");
 }
 
 /* the strips of row j, each: the newest row's slots in row order, the
@@ -2271,7 +2272,7 @@ static void print_roll_strips(FILE *f, const Roll *R, const RollIn *in, int vg, 
     if (R->nstrip) /* the middle strips' strip slots in their strip rows (strip_slots) */
         fprintf(f, "            const ptrdiff_t st_so = st_i0 > st_ia && st_ie < st_ib ? st_i0%+ld : -1;\n", -R->maxx);
     if (!R->plane) print_roll_newest_strip(f, R, in, vg, K);
-    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP + STENC_VSTRIP];\n");
+    if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP_[[]]stn_sfx + STENC_VSTRIP];\n");
     roll_gather_call(f, R, in, gv, run);
     if (run) fprintf(f, "            }\n");
     else print_roll_strip_value(f, R, in, gv, K);
