@@ -228,17 +228,6 @@ STENC_HD void stenc_preimage(ptrdiff_t q, ptrdiff_t o, ptrdiff_t n,
  * runs (small tiles cost a third of a value's time at 512^3) yet bounded, so
  * that planes much larger than a cache are still read once.  Build with
  * -DSTENC_TILE_BYTES=... / -DSTENC_RING_TILE_BYTES=... for other caches. */
-/* The 3D C rolling gradients' order (gen/emit.c roll_body prints both): 1
- * computes the newest plane's partial rows a tile's plane at a time before
- * its gathers (the rows a gather reads come from L2), 0 each row's just
- * before its gather (the newest plane's rows from two rows in L1).  Which
- * is faster depends on the caches (perf/NOTES.md section 41: plane order
- * took 0.84-0.93 of row order's time on a Zen 3 core with 512 KiB of L2,
- * row order 0.77-0.90 of plane order's on a Xeon core with 2 MiB); the
- * GNUmakefile picks 1 where the L2 is 512 KiB or less. */
-#ifndef STENC_ROLL_PLANES
-#define STENC_ROLL_PLANES 0
-#endif
 #ifndef STENC_TILE_BYTES
 #define STENC_TILE_BYTES (1024 * 1024)
 #endif
@@ -251,6 +240,20 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
     if (t < 8) t = 8;
     return (nplanes <= 1 || t >= nrows || nrows < 1) ? (nrows > 0 ? nrows : 1) : t;
 }
+
+/* The 3D C rolling gradients' order (gen/emit.c roll_body prints both): 1
+ * computes the newest plane's partial rows a tile's plane at a time before
+ * its gathers (the rows a gather reads come from L2), 0 each row's just
+ * before its gather (the newest plane's rows from two rows in L1).  Which
+ * is faster depends on the caches (perf/NOTES.md section 41: plane order
+ * took 0.84-0.93 of row order's time on a Zen 3 core with 512 KiB of L2,
+ * row order 0.74-0.92 of plane order's, the Hessian's even, on a Xeon
+ * core with 2 MiB); the GNUmakefile picks 1 where the L2 is 512 KiB or
+ * less.  The value_grads whose newest rows count their values (central TV,
+ * the Hessian) run in plane order either way. */
+#ifndef STENC_ROLL_PLANES
+#define STENC_ROLL_PLANES 0
+#endif
 
 /* The 3D C loops' step to the next row of the 2.5D order: row JJ of tile T
  * (TH rows high: TY, or fewer in the last tile) in its plane KK, as
