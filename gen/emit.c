@@ -2375,12 +2375,13 @@ static char *roll_form(const RollIn *in, FILE *help, RollText *t, int *other)
     return t->body = str_close(&c);
 }
 
-/* PRE A "#else" B POST under "#if STENC_ROLL_PLANES" (A: plane order) */
-static char *roll_either(const char *a, const char *b, const char *pre, const char *post)
+/* PRE A "#else" B POST under "#if STENC_ROLL_PLANES" (A: plane order),
+ * LEAD before A and B */
+static char *roll_either(const char *a, const char *b, const char *pre, const char *lead, const char *post)
 {
     Str e;
     str_open(&e);
-    fprintf(e.f, "%s#if STENC_ROLL_PLANES\n%s#else\n%s#endif\n%s", pre, a, b, post);
+    fprintf(e.f, "%s#if STENC_ROLL_PLANES\n%s%s#else\n%s%s#endif\n%s", pre, lead, a, lead, b, post);
     return str_close(&e);
 }
 
@@ -2422,14 +2423,14 @@ static char *roll_body(const RollIn *in, FILE *help, RollText *t, const char *ge
     }
     fprintf(help, "stn_c_only([[#if STENC_ROLL_PLANES\n]])%sstn_c_only([[#else\n]])%sstn_c_only([[#endif\n]])", sp, sr);
     free(sp); free(sr);
-    t->body = roll_either(p.body, r.body, "{\n", "        }\n");
-    t->init = roll_either(p.init, r.init, "\n", "");
+    t->body = roll_either(p.body, r.body, "{\n", "", "        }\n");
+    t->init = roll_either(p.init, r.init, "\n", "        ", ""); /* its first line comes unindented */
     Str z;
     str_open(&z);
     fprintf(z.f, "(STENC_ROLL_PLANES ? (%s) : (%s))", p.size, r.size);
     t->size = str_close(&z);
     t->state = p.state > r.state ? p.state : r.state;
-    t->border = p.border || r.border ? roll_either(p.border ? p.border : generic, r.border ? r.border : generic, "{\n",
+    t->border = p.border || r.border ? roll_either(p.border ? p.border : generic, r.border ? r.border : generic, "{\n", "",
                                                      "        }\n") : NULL;
     roll_text_free(&p);
     roll_text_free(&r);
