@@ -2324,21 +2324,16 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     fprintf(f, "        }\n");
 }
 
-/* One form of the rolling rows (roll_body): the interior of an interior
- * row, or NULL (the direct gather is used) when the partials are cheap;
- * *other: whether it runs in plane order and has a row-order form (not
- * R->vdiag: the newest row's functions count values in plane order only) */
-static char *roll_form(const RollIn *in, FILE *help, RollText *t, int *other)
+/* One form of the rolling rows (roll_body) into *t (zeroed by the caller;
+ * t->body NULL: the direct gather is used, the partials are cheap).
+ * Returns whether it runs in plane order and has a row-order form (not
+ * R->vdiag: the newest row's functions count values in plane order only). */
+static int roll_form(const RollIn *in, FILE *help, RollText *t)
 {
-    char **init = &t->init, **size = &t->size, **border = &t->border;
-    int *state = &t->state;
-    *border = NULL;
     const int D = in->P->s->dims;
     Roll R;
     int vg;
-    *other = 0;
-    if (!roll_plan(in, &R, &vg)) return NULL;
-    *other = R.plane && !R.vdiag;
+    if (!roll_plan(in, &R, &vg)) return 0;
     for (int L = 0; L < R.nplane; ++L) {
         roll_helper(help, &R, in, L, 0, 1); /* ahead of the row function that calls it (roll_merged_ends) */
         roll_helper(help, &R, in, L, 0, 0);
@@ -2362,17 +2357,18 @@ static char *roll_form(const RollIn *in, FILE *help, RollText *t, int *other)
     print_ring_size(rs.f, &R, D);
     char *ring = str_close(&rs);
     const int tag0 = 1 + 4 * R.nplane;
-    *border = roll_border(help, &R, in, ring, tag0);
+    t->border = roll_border(help, &R, in, ring, tag0);
     const BCache bc = bcache_of(&R, in);
-    *state = (tag0 + (*border ? bc.cy * bc.cz : 0) + 7) / 8 * 8;
-    print_roll_state(a.f, &R, D, *state);
-    if (*border) fprintf(b.f, "%s + %d", ring, bc.cy * bc.cz * bc.ns + bc.nd);
+    t->state = (tag0 + (t->border ? bc.cy * bc.cz : 0) + 7) / 8 * 8;
+    print_roll_state(a.f, &R, D, t->state);
+    if (t->border) fprintf(b.f, "%s + %d", ring, bc.cy * bc.cz * bc.ns + bc.nd);
     else fprintf(b.f, "%s", ring);
     free(ring);
     print_roll_row(c.f, &R, in, vg, gv);
-    *init = str_close(&a);
-    *size = str_close(&b);
-    return t->body = str_close(&c);
+    t->init = str_close(&a);
+    t->size = str_close(&b);
+    t->body = str_close(&c);
+    return R.plane && !R.vdiag;
 }
 
 /* PRE A "#else" B POST under "#if STENC_ROLL_PLANES" (A: plane order),
@@ -2390,36 +2386,35 @@ static void roll_text_free(RollText *t)
     free(t->body); free(t->init); free(t->size); free(t->border);
 }
 
-/* The interior of an interior row with rolling partial rows, or NULL (the
- * direct gather is used) when the partials are cheap: t->init gets the
+/* The interior of an interior row with rolling partial rows into t->body,
+ * or NULL (the direct gather is used) when the partials are cheap: t->init gets the
  * per-chunk state, t->size the per-thread ring size in rows, t->state the
  * per-thread bookkeeping size, t->border the border rows (NULL: GENERIC's);
  * the row functions go to help.  A 3D entry that runs in plane order is
  * printed in row order too, the two chosen by STENC_ROLL_PLANES when the
  * library is compiled (runtime/stenc_inline.h): which is faster depends on
  * the machine's caches (perf/NOTES.md section 41). */
-static char *roll_body(const RollIn *in, FILE *help, RollText *t, const char *generic)
+static void roll_body(const RollIn *in, FILE *help, RollText *t, const char *generic)
 {
     RollIn rows = *in;
     RollText p = {0}, r = {0};
     Str hp, hr;
-    int other, rother;
     str_open(&hp);
-    char *body = roll_form(in, hp.f, &p, &other);
+    const int other = roll_form(in, hp.f, &p);
     char *sp = str_close(&hp);
     rows.planes = 0;
     str_open(&hr);
-    if (body && other) (void)roll_form(&rows, hr.f, &r, &rother);
+    if (other) (void)roll_form(&rows, hr.f, &r);
     char *sr = str_close(&hr);
     /* both or neither have border rows of their own, unless GENERIC can
      * stand in (an empty GENERIC: the border rows go point by point) */
-    const int two = body && other && r.body && (generic[0] || !p.border == !r.border);
+    const int two = other && r.body && (generic[0] || !p.border == !r.border);
     if (!two) {
         fprintf(help, "%s", sp);
         roll_text_free(&r);
         free(sp); free(sr);
         *t = p;
-        return body;
+        return;
     }
     fprintf(help, "stn_c_only([[#if STENC_ROLL_PLANES\n]])%sstn_c_only([[#else\n]])%sstn_c_only([[#endif\n]])", sp, sr);
     free(sp); free(sr);
@@ -2434,7 +2429,6 @@ static char *roll_body(const RollIn *in, FILE *help, RollText *t, const char *ge
                                                      "        }\n") : NULL;
     roll_text_free(&p);
     roll_text_free(&r);
-    return t->body;
 }
 
 static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Reduce *r, char **helpers);
@@ -3435,7 +3429,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
             svp = str_close(&vp);
         }
         const RollIn rin = {P, want_v, fn, smv, svp, 1};
-        (void)roll_body(&rin, rollhelp, &rt, sbr);
+        roll_body(&rin, rollhelp, &rt, sbr);
         free(smv);
         free(svp);
     }
