@@ -196,16 +196,19 @@ static void print_xsplit_close(FILE *f, const char *point)
 }
 
 /* A loop job: stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC,
- * BORDER_ROW, XEND, ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT).
+ * BORDER_ROW, XEND, ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT, PF).
  * MODESPEC = 1: the bodies use st_mode, which the templates make a constant
  * per boundary mode (one loop copy per mode) so that the border's index maps
  * fold into plain clamps and wraps.  ZDECL, ZBODY: the CUDA interior with a
  * plane cache along z (zcache.c), empty when it has none.  NT: the gradient
- * that a gradient-only interior may stream (backend_c.m4 stn_gtail_nt). */
+ * that a gradient-only interior may stream (backend_c.m4 stn_gtail_nt).  PF:
+ * statements that prefetch the interior's input rows from point st_pi on
+ * (reduce_prefetch). */
 typedef struct {
     const char *borderrow, *xend, *roll, *rinit, *rsize, *xrow, *zdecl, *zbody;
     int modespec, rstate;
     const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
+    const char *pf; /* PF: the prefetches of an interior's points from st_pi on, or "" */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */
@@ -229,13 +232,13 @@ static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const 
     quoted_list(out, rows, 5);
     fprintf(out, ", %d,\n", o->rstate);
     quoted_list(out, rest, 3);
-    fprintf(out, ", [[%s]])\n", o->nt);
+    fprintf(out, ", [[%s]], [[%s]])\n", o->nt, o->pf ? o->pf : "");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                 const char *zdecl, const char *zbody)
 {
-    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, ""};
+    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", ""};
     job_opt(out, D, acc, beta, box, interior, border, &o);
 }
 
@@ -1125,6 +1128,35 @@ typedef struct RedPlan {
     char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
 } RedPlan;
 
+/* Software prefetch, 3D (stenc_prefetch; perf/NOTES.md section 42): the
+ * statements that ask for each array P reads at row (JV + DY, KV + DZ)
+ * from point st_pi on: the row of the highest y and z offsets, which the
+ * walk up in z (2.5D tiles of rows, plane by plane) reads first.  "" in
+ * 2D, whose rows follow each other in memory: the hardware prefetcher
+ * keeps up there. */
+static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, long dy, long dz)
+{
+    Str t;
+    str_open(&t);
+    for (int a = 0; a < P->N && P->D == 3; ++a)
+        if (P->reads[a]) {
+            const char *n = P->E.names[a];
+            fprintf(t.f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*(%s + %ld + %s_s1*(%s + %ld)) + st_pi);", n, n, n, jv, dy, n,
+                    kv, dz);
+        }
+    return str_close(&t);
+}
+
+/* the prefetches of a reduction's interior rows (JobOpt.pf): at
+ * the value's highest offsets, or with the gradient those of its gather
+ * form (minus the taps' lowest) where higher */
+static char *reduce_prefetch(const RedPlan *P, int want_g)
+{
+    long up[3] = {0, 0, 0};
+    for (int d = 1; d < P->D; ++d) up[d] = want_g && -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];
+    return prefetch_text(P, "j", "k", up[1], up[2]);
+}
+
 /* what the rolling rows print from: the reduction's plan and the entry */
 typedef struct {
     const RedPlan *P;
@@ -1237,19 +1269,28 @@ static void roll_vsum_open(FILE *f, const Roll *R)
                "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
 }
 
+/* PF (prefetch_text; NULL or "": none) from point AT on, ahead of a block
+ * of an interior loop */
+static void print_prefetch_at(FILE *f, const char *pf, const char *at)
+{
+    if (pf && *pf) fprintf(f, "    { const ptrdiff_t st_pi = %s;%s }\n", at, pf);
+}
+
 /* the whole vectors from LO to HI (vector starts; a multiple of st_vl
  * apart), in pieces of STENC_VSTRIP points, each piece's float lanes st_fl
- * added into the double lanes st_dl; FM: the roots' statements */
+ * added into the double lanes st_dl, each vector after PF's prefetches;
+ * FM: the roots' statements */
 static void roll_value_strips(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char *lo,
-                              const char *hi, const Pins *pins)
+                              const char *hi, const Pins *pins, const char *pf)
 {
     fprintf(f, "    for (ptrdiff_t st_b0 = %s; st_b0 < %s; st_b0 += STENC_VSTRIP) {\n"
                "    const ptrdiff_t st_b1 = %s - st_b0 < STENC_VSTRIP ? %s : st_b0 + STENC_VSTRIP;\n"
-               "    for (ptrdiff_t st_b = st_b0; st_b < st_b1; st_b += st_vl)\n"
-               "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
-               "        const ptrdiff_t i = st_b + st_w;\n", lo, hi, hi, hi);
+               "    for (ptrdiff_t st_b = st_b0; st_b < st_b1; st_b += st_vl) {\n", lo, hi, hi, hi);
+    print_prefetch_at(f, pf, "st_b");
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
+               "        const ptrdiff_t i = st_b + st_w;\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
-    fprintf(f, "    }\n    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n"
+    fprintf(f, "    }\n    }\n    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n"
                "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_fl[st_w] = 0;\n    }\n");
 }
 
@@ -1267,7 +1308,8 @@ static void roll_value_strips(FILE *f, const PrintCtx *pc, Node **roots, int nr,
  * 64-bit indices took central TV's 3D value_grad to 1.2x its gradient
  * (perf/NOTES.md section 30). */
 static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmu,
-                             const char **fmt, const char **fms, const char *lo, const char *hi, const Pins *pins)
+                             const char **fmt, const char **fms, const char *lo, const char *hi, const Pins *pins,
+                             const char *pf)
 {
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "    const ptrdiff_t st_xm = %s + (%s - %s) / st_vl * st_vl;\n"
@@ -1276,10 +1318,10 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
         fprintf(f, "    const ptrdiff_t st_ua = stenc_imin(st_sa > %s ? %s + (st_sa - %s + st_vl - 1) / st_vl * st_vl : %s, st_xm);\n"
                    "    const ptrdiff_t st_ue = stenc_imax(st_sb > %s ? stenc_imin(%s + (st_sb - %s) / st_vl * st_vl, st_xm) : %s, st_ua);\n",
                 lo, lo, lo, lo, lo, lo, lo, lo);
-        roll_value_strips(f, pc, roots, nr, fm, lo, "st_ua", pins);
-        roll_value_strips(f, pc, roots, nr, fmu, "st_ua", "st_ue", pins);
-        roll_value_strips(f, pc, roots, nr, fm, "st_ue", "st_xm", pins);
-    } else roll_value_strips(f, pc, roots, nr, fm, lo, "st_xm", pins);
+        roll_value_strips(f, pc, roots, nr, fm, lo, "st_ua", pins, pf);
+        roll_value_strips(f, pc, roots, nr, fmu, "st_ua", "st_ue", pins, pf);
+        roll_value_strips(f, pc, roots, nr, fm, "st_ue", "st_xm", pins, pf);
+    } else roll_value_strips(f, pc, roots, nr, fm, lo, "st_xm", pins, pf);
     fprintf(f, "    if (st_xm < %s && %s - %s >= st_vl) {\n    #pragma omp simd\n"
                "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
                "        const ptrdiff_t i = %s - st_vl + st_w;\n", hi, hi, lo, hi);
@@ -1291,14 +1333,23 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
  * range's last vector's points again; a slot's sum (VSUM: roll_sums_value)
- * counts those once */
+ * counts those once.  With prefetches (PF, not VSUM), the whole vectors one
+ * at a time, each after PF; a range shorter than a vector point by point. */
 static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
-                              const char **fmt, int vsum, const Pins *pins)
+                              const char **fmt, int vsum, const Pins *pins, const char *pf)
 {
+    const int blocks = !vsum && pf && *pf; /* a vector at a time, each after its prefetches */
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
     fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
+    if (blocks) { /* then the points of a range shorter than a vector */
+        fprintf(f, "    ptrdiff_t st_b = st_ma;\n    for (; st_b + st_vl <= st_xm; st_b += st_vl) {\n");
+        print_prefetch_at(f, pf, "st_b");
+        fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_b; i < st_b + st_vl; ++i) {\n");
+        pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
+        fprintf(f, "    }\n    }\n");
+    }
     if (vsum) roll_vsum_open(f, R);
-    else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_ma; i < st_xm; ++i) {\n");
+    else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = %s; i < st_xm; ++i) {\n", blocks ? "st_b" : "st_ma");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
     fprintf(f, "    }\n%s", vsum ? "    st_vs += (double)st_fs;\n    }\n" : "");
     fprintf(f, "    if (st_xm < st_mb) {\n%s", vsum ? "    stn_real st_fs = 0;\n    #pragma omp simd reduction(+:st_fs)\n"
@@ -1420,20 +1471,23 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         return;
     }
     Pins pins;
+    /* the newest row's function reads rows no other has read: prefetched */
+    char *pf = lag == 0 ? prefetch_text(in->P, "st_jq", "st_kq", in->P->omax[1], in->P->omax[2]) : NULL;
     if (counts) { /* the whole range, its values counted in [st_sa, st_sb) */
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
         fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
-        roll_value_loops(f, &pc, roots, nr, fm, fmu, fmt, fms, "st_xa", "st_xb", &pins);
+        roll_value_loops(f, &pc, roots, nr, fm, fmu, fmt, fms, "st_xa", "st_xb", &pins, pf);
         if (merged) print_merged_ends(f, in, lag, counts);
         fprintf(f, "}\n]])\n");
+        free(pf);
         return;
     }
     if (vpiece) fprintf(f, "    const ptrdiff_t st_ma = stenc_imin(st_xa%+ld, st_xb), st_mb = stenc_imax(st_xb%+ld, st_ma);\n",
                         R->maxx, R->minx);
     else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
-    if (value) roll_value_loops(f, &pc, roots, nr, fm, NULL, fmt, fms, "st_ma", "st_mb", &pins); /* its own points */
-    else roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins);
+    if (value) roll_value_loops(f, &pc, roots, nr, fm, NULL, fmt, fms, "st_ma", "st_mb", &pins, pf); /* its own points */
+    else roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins, pf);
     if (vpiece) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
                    "    for (ptrdiff_t i = st_h ? st_mb : st_xa; i < (st_h ? st_xb : st_ma); ++i) {\n");
@@ -1443,6 +1497,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     if (vsum) fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
     if (merged) print_merged_ends(f, in, lag, counts);
     fprintf(f, "}\n]])\n");
+    free(pf);
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it); CNT: a
@@ -1682,7 +1737,7 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
                               const char *store)
 {
     const int N = in->P->N;
-    if (form == GL_LINE) fprintf(f, "stn_nt_lines(st_i0, [[");
+    if (form == GL_LINE) fprintf(f, "stn_nt_lines(st_i0 + st_na, st_i0 + st_nb, [[");
     if (form != GL_RANGE)
         fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < %s; ++st_u) {\n"
                    "                const ptrdiff_t i = %s + st_u;\n", form == GL_TAIL ? "st_vl" : "st_ll",
@@ -3440,12 +3495,13 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
+    char *spf = reduce_prefetch(P, want_g);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
-                       want_g ? nt_array(P) : ""};
+                       want_g ? nt_array(P) : "", spf};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
-    free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb);
+    free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb); free(spf);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

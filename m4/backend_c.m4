@@ -170,7 +170,7 @@ $2[[]]            }
 ]], [[$2]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
-#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT)
+#         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT, PF)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 #   XEND (may be empty, then BORDER): the body for the points before and after
 #   the x-interior of an interior row, when BORDER_ROW is given
@@ -184,10 +184,11 @@ $2[[]]            }
 #   XEND in interior rows without ROLL: the whole row's x ends when COND holds
 #   ZDECL, ZBODY: for the CUDA template only (its plane cache along z)
 #   NT (may be empty): the job's gradient array (its one differentiated
-#   array's) that a gradient-only interior (stn_gtail) streams in whole
-#   64-byte lines where it is large (stenc_nt_on; perf/NOTES.md section 37;
-#   the value_grads' strip loops do not: streamed, the Tikhonov gradient's
-#   ran slower)
+#   array's) that a gradient-only interior (stn_gtail) and a value_grad's
+#   float strips (stn_vstrips_nt) stream in whole 64-byte lines where it is
+#   large (stenc_nt_on; perf/NOTES.md sections 37 and 42)
+#   PF (may be empty): statements that prefetch the input rows of an
+#   interior's points from st_pi on (stn_pf_at)
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
@@ -198,11 +199,12 @@ m4_pushdef([[stn_j_mode]], m4_ifelse([[$7]], 1, [[[[mode]]]]))m4_pushdef([[stn_j
 m4_pushdef([[stn_j_ends]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[[$6]]]], [[[[$9]]]]))m4_dnl
 m4_pushdef([[stn_j_roll]], [[$10]])m4_pushdef([[stn_j_roll_init]], [[$11]])m4_pushdef([[stn_j_roll_size]], [[$12]])m4_dnl
 m4_pushdef([[stn_j_roll_state]], [[$13]])m4_pushdef([[stn_j_xrow]], [[$14]])m4_pushdef([[stn_j_nt]], [[$17]])m4_dnl
+m4_pushdef([[stn_j_pf]], [[$18]])m4_dnl
 stn_job_named[[]]m4_dnl
 m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_beta]])m4_popdef([[stn_j_box]])m4_dnl
 m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_mode]])m4_popdef([[stn_j_border_row]])m4_dnl
 m4_popdef([[stn_j_ends]])m4_popdef([[stn_j_roll]])m4_popdef([[stn_j_roll_init]])m4_popdef([[stn_j_roll_size]])m4_dnl
-m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])m4_popdef([[stn_j_nt]])]])
+m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])m4_popdef([[stn_j_nt]])m4_popdef([[stn_j_pf]])]])
 
 # stn_job_named: stn_job's text, its arguments by name
 m4_define([[stn_job_named]], [[    {
@@ -251,13 +253,15 @@ m4_define([[stn_lanes_open]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        d
 ]])]])
 m4_define([[stn_lanes_close]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_acc += st_dl[st_w];
 ]])]])
-m4_define([[stn_vstrips_tail]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_define([[stn_vstrips_tail]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, [[stn_vstrips_nt([[$1]])]], [[stn_vstrips_plain([[$1]])]])]])
+m4_define([[stn_vstrips_plain]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
             float st_fl[STENC_VLB / sizeof(float)] = {0};
-m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes)
-            #pragma omp simd
+m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes) {
+stn_pf_at([[st_b]])            #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_b + st_w; $1 }
+            }
 m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm);]])            if (st_xm < st_ie && st_ie - st_ia >= stn_vlanes) {
             #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_ie - stn_vlanes + st_w; $1 }
@@ -265,6 +269,40 @@ m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += stenc_keep_[[]]
 m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[0] += st_v;]])            else for (ptrdiff_t i = st_xm; i < st_ie; ++i) { $1 }
 m4_popdef([[stn_vacc]])            #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
+            }
+]])
+
+# stn_vstrips_nt(INTERIOR): stn_vstrips_tail for a value_grad's beta == 0
+# copy whose gradient streams (stn_nt_span): its whole 64-byte lines in
+# strips of STENC_VSTRIP points, lane u of st_fl adding point u of each line
+# (as many terms a lane as stn_vstrips_plain's: the accuracy bound holds),
+# each line's gradient streamed (stn_nt_lines); the points before the first
+# line and after the last (fewer than a line each) stored plainly, each run
+# summed in float into st_acc (stn_vpart).  A line must be a strip's lanes
+# (STENC_VLB 64, the default); else, or with no line, stn_vstrips_plain
+m4_define([[stn_vstrips_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb && st_ll == stn_vlanes) {
+stn_vpart([[st_ia]], [[st_ia + st_na]], [[$1]])m4_dnl
+            for (ptrdiff_t st_i0 = st_ia + st_na; st_i0 < st_ia + st_nb; st_i0 += STENC_VSTRIP) {
+            const ptrdiff_t st_ie = st_ia + st_nb - st_i0 < STENC_VSTRIP ? st_ia + st_nb : st_i0 + STENC_VSTRIP;
+            float st_fl[STENC_VLB / sizeof(float)] = {0};
+m4_pushdef([[stn_vacc]], [[st_fl[st_u] += st_v;]])m4_dnl
+stn_nt_lines(st_i0, st_ie, [[            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
+]], [[stn_pf_at([[st_il]])]])m4_popdef([[stn_vacc]])m4_dnl
+            #pragma omp simd
+            for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
+            }
+stn_vpart([[st_ia + st_nb]], [[st_ib]], [[$1]])m4_dnl
+            } else {
+stn_vstrips_plain([[$1]])            }
+]])
+# stn_vpart(FROM, TO, INTERIOR): the points [FROM, TO), their values summed
+# in float, the sum added into st_acc
+m4_define([[stn_vpart]], [[            {
+            float st_fs = 0;
+m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
+            for (ptrdiff_t i = $1; i < $2; ++i) { $3 }
+m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
 ]])
 
@@ -293,6 +331,11 @@ m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)
 ]])
 # Streamed gradient lines (stn_j_nt, the job's gradient array; empty: none)
 m4_define([[stn_j_nt]], [[]])
+# stn_pf_at(POINT): the job's prefetches (stn_j_pf) from point POINT of the
+# row on, each a line of a block of an interior loop; none without them
+m4_define([[stn_j_pf]], [[]])
+m4_define([[stn_pf_at]], [[m4_ifelse(stn_j_pf, [[]], [[]], [[            { const ptrdiff_t st_pi = $1;stn_j_pf }
+]])]])
 # stn_nt_span(LO, HI[, ROW, DIMS]): row j's gradient st_gr (ROW, a pointer
 # to its point 0; default that of stn_j_nt), its elements a line st_ll, and
 # [LO + st_na, LO + st_nb), the whole 64-byte lines of [LO, HI) where the
@@ -304,12 +347,13 @@ m4_define([[stn_nt_span]], [[            ptrdiff_t st_na = 0, st_nb = 0;
             if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0 * (size_t)st_n1[[]]m4_ifelse(m4_ifelse([[$4]], [[]], [[stn_j_dims]], [[$4]]), 3, [[ * (size_t)st_n2]])))
                 stenc_nt_span(st_gr + $1, $2 - $1, sizeof(stn_real), &st_na, &st_nb);
 ]])
-# stn_nt_lines(LO, LOOP): the lines of stn_nt_span(LO, ...), each LOOP (the
-# points [st_il, st_il + st_ll)) with its gradient stores into st_l
+# stn_nt_lines(FROM, TO, LOOP[, PRE]): the lines of stn_nt_span's row from
+# point FROM to TO (whole lines of its span), each PRE then LOOP (the points
+# [st_il, st_il + st_ll)) with its gradient stores into st_l
 # (stn_gstore_line), then streamed (stenc_nt_line)
-m4_define([[stn_nt_lines]], [[            for (ptrdiff_t st_il = $1 + st_na; st_il < $1 + st_nb; st_il += st_ll) {
+m4_define([[stn_nt_lines]], [[            for (ptrdiff_t st_il = $1; st_il < $2; st_il += st_ll) {
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
-m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$2[[]]m4_popdef([[stn_gstore]])m4_dnl
+$4m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$3[[]]m4_popdef([[stn_gstore]])m4_dnl
             stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
             }
 ]])
@@ -319,9 +363,9 @@ m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$2[[]]m4_popdef([[stn_gs
 m4_define([[stn_gtail_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
             #pragma omp simd
             for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
-stn_nt_lines(st_ia, [[            #pragma omp simd
+stn_nt_lines(st_ia + st_na, st_ia + st_nb, [[            #pragma omp simd
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
-]])            #pragma omp simd
+]], [[stn_pf_at([[st_il]])]])            #pragma omp simd
             for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
             } else {
 stn_gtail_plain([[$1]])            }

@@ -20,12 +20,14 @@
  *   - the total Hessian's gradient, 3D: each point's six factors computed
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
- * Every row of the gradient loops goes through HAND_ROW: where the
- * gradient array is large (32 MiB or more, stenc's default STENC_NT_BYTES),
- * its whole 64-byte lines are streamed (non-temporal stores, no read for
- * ownership), the rest stored plainly, as stenc's kernels do; the
- * value_grad loop stores plainly, as stenc's Tikhonov value_grad does
- * (perf/NOTES.md section 37).
+ * Every row of the gradient loops goes through HAND_ROW (the value_grad
+ * loop its own copy of it): where the gradient array is large (32 MiB or
+ * more, stenc's default STENC_NT_BYTES), its whole 64-byte lines are
+ * streamed (non-temporal stores, no read for ownership), the rest stored
+ * plainly, as stenc's kernels do (perf/NOTES.md sections 37 and 42).
+ * The 3D loops that read x ask for the row of plane k + 1 (k + 1 and
+ * j + 1 for the Hessian) HAND_PF_BYTES ahead, a line of 16 points at a
+ * time: software prefetch, as stenc's 3D kernels do (section 42).
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
@@ -70,15 +72,31 @@ static inline void hand_fence(void)
     _mm_sfence();
 #endif
 }
+/* Software prefetch (3D): the line HAND_PF_BYTES past point AT of row P,
+ * the row a 3D loop reads first (its newest plane's), as stenc's kernels
+ * ask for it (STENC_PF_BYTES, perf/NOTES.md section 42); none for NULL */
+#define HAND_PF_BYTES 512
+static inline void hand_pf(const float *p, size_t at)
+{
+    if (p) __builtin_prefetch((const void *)((uintptr_t)p + sizeof(float) * at + HAND_PF_BYTES));
+}
 /* g[i] = EXPR (an expression of i) for i in [A, B); with NT the whole lines
- * computed 16 points at a time and streamed */
-#define HAND_ROW(NT, g, A, B, i, EXPR)                                                  \
+ * computed 16 points at a time and streamed; with PF (a row, or NULL) the
+ * whole lines (streamed or not) each after hand_pf(PF, line) */
+#define HAND_ROW_PF(NT, g, A, B, i, PF, EXPR)                                           \
     do {                                                                                \
         const size_t hr_a = (A), hr_b = (B);                                            \
+        const float *hr_pf = (PF);                                                      \
         size_t hr_s = hr_b, hr_e = hr_b;                                                \
         if (NT) hand_span(g, hr_a, hr_b, &hr_s, &hr_e);                                 \
+        else if (hr_pf) hr_s = hr_a, hr_e = hr_a + (hr_b - hr_a) / 16 * 16;             \
         _Pragma("omp simd") for (size_t i = hr_a; i < hr_s; ++i)(g)[i] = (EXPR);        \
         for (size_t hr_l = hr_s; hr_l < hr_e; hr_l += 16) {                             \
+            hand_pf(hr_pf, hr_l);                                                       \
+            if (!(NT)) {                                                                \
+                _Pragma("omp simd") for (size_t i = hr_l; i < hr_l + 16; ++i)(g)[i] = (EXPR); \
+                continue;                                                               \
+            }                                                                           \
             _Alignas(64) float hr_v[16];                                                \
             _Pragma("omp simd") for (size_t hr_u = 0; hr_u < 16; ++hr_u) {              \
                 const size_t i = hr_l + hr_u;                                           \
@@ -88,6 +106,7 @@ static inline void hand_fence(void)
         }                                                                               \
         _Pragma("omp simd") for (size_t i = hr_e; i < hr_b; ++i)(g)[i] = (EXPR);        \
     } while (0)
+#define HAND_ROW(NT, g, A, B, i, EXPR) HAND_ROW_PF(NT, g, A, B, i, NULL, EXPR)
 
 /* ---- TV value, 2D and 3D ---- */
 static double hand_tv2_value(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps)
@@ -118,11 +137,16 @@ static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restr
         for (size_t j = 0; j < ny; ++j) {
             const float *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
             float acc = 0;
+            size_t i0 = 0; /* lines of 16 points, each after the prefetch of plane k + 1's */
+#define HAND_TV3_TERM(i) acc += sqrtf(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) + wz * (t[i] - r[i]) * (t[i] - r[i]))
+            for (; i0 + 16 <= nx - 1; i0 += 16) {
+                hand_pf(t, i0);
 #pragma omp simd reduction(+ : acc)
-            for (size_t i = 0; i < nx - 1; ++i) {
-                float a = r[i + 1] - r[i], b = u[i] - r[i], c = t[i] - r[i];
-                acc += sqrtf(eps + wx * a * a + wy * b * b + wz * c * c);
+                for (size_t i = i0; i < i0 + 16; ++i) HAND_TV3_TERM(i);
             }
+#pragma omp simd reduction(+ : acc)
+            for (size_t i = i0; i < nx - 1; ++i) HAND_TV3_TERM(i);
+#undef HAND_TV3_TERM
             float b = u[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
             s += (double)acc + (double)sqrtf(eps + wy * b * b + wz * c * c);
         }
@@ -197,14 +221,23 @@ static inline void hand_tv3_row(size_t nx, size_t ny, size_t nz, size_t j, size_
 {
     const size_t P = nx * ny;
     const float *r = x + nx * j + P * k, *up = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
+#define HAND_TV3_PART(i)                                                              \
+    do {                                                                              \
+        float a = r[i + 1] - r[i], b = up[i] - r[i], c = t[i] - r[i];                 \
+        float q = 1.0f / sqrtf(eps + wx * a * a + wy * b * b + wz * c * c);           \
+        u[i] = wx * a * q;                                                            \
+        v[i] = wy * b * q;                                                            \
+        w[i] = wz * c * q;                                                            \
+    } while (0)
+    size_t i0 = 0; /* lines of 16 points, each after the prefetch of plane k + 1's */
+    for (; i0 + 16 <= nx - 1; i0 += 16) {
+        hand_pf(t, i0);
 #pragma omp simd
-    for (size_t i = 0; i < nx - 1; ++i) {
-        float a = r[i + 1] - r[i], b = up[i] - r[i], c = t[i] - r[i];
-        float q = 1.0f / sqrtf(eps + wx * a * a + wy * b * b + wz * c * c);
-        u[i] = wx * a * q;
-        v[i] = wy * b * q;
-        w[i] = wz * c * q;
+        for (size_t i = i0; i < i0 + 16; ++i) HAND_TV3_PART(i);
     }
+#pragma omp simd
+    for (size_t i = i0; i < nx - 1; ++i) HAND_TV3_PART(i);
+#undef HAND_TV3_PART
     float b = up[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
     float q = 1.0f / sqrtf(eps + wy * b * b + wz * c * c);
     u[nx - 1] = 0;
@@ -298,7 +331,7 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
-            HAND_ROW(nt, gr, 1, nx - 1, i, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
+            HAND_ROW_PF(nt, gr, 1, nx - 1, i, zp, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
         }
     hand_fence();
@@ -314,26 +347,52 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
 {
     const size_t P = nx * ny;
     const float cx = 2 * wx, cy = 2 * wy, cz = 2 * wz;
+    const int nt = hand_nt(P * nz);
     double v = 0;
-#pragma omp parallel for schedule(static) collapse(2) reduction(+:v)
+#pragma omp parallel reduction(+:v)
+    {
+#pragma omp for schedule(static) collapse(2)
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp : NULL;
             float *gr = g + nx * j + P * k;
 #define HAND_TIKG_VYZ(i) (wy * (yp[i] - r[i]) * (yp[i] - r[i]) + wz * (zp[i] - r[i]) * (zp[i] - r[i]))
+#define HAND_TIKG_VG(i, G)                                                       \
+    do {                                                                         \
+        const float a = r[i + 1] - r[i];                                         \
+        acc += wx * a * a + HAND_TIKG_VYZ(i);                                    \
+        G = cx * ((r[i] - r[i - 1]) - a) + HAND_TIKG_YZ(i);                      \
+    } while (0)
             float acc = wx * (r[1] - r[0]) * (r[1] - r[0]) + HAND_TIKG_VYZ(0) + HAND_TIKG_VYZ(nx - 1);
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
+            /* lines of 16 points (streamed where large), each after the
+             * prefetch of plane k + 1's; the points before and after plainly */
+            size_t ls = 1, le = 1 + (nx - 2) / 16 * 16;
+            if (nt) hand_span(gr, 1, nx - 1, &ls, &le);
 #pragma omp simd reduction(+:acc)
-            for (size_t i = 1; i < nx - 1; ++i) {
-                const float a = r[i + 1] - r[i];
-                acc += wx * a * a + HAND_TIKG_VYZ(i);
-                gr[i] = cx * ((r[i] - r[i - 1]) - a) + HAND_TIKG_YZ(i);
+            for (size_t i = 1; i < ls; ++i) HAND_TIKG_VG(i, gr[i]);
+            for (size_t l = ls; l < le; l += 16) {
+                hand_pf(pf, l);
+                if (!nt) {
+#pragma omp simd reduction(+:acc)
+                    for (size_t i = l; i < l + 16; ++i) HAND_TIKG_VG(i, gr[i]);
+                    continue;
+                }
+                _Alignas(64) float hv[16];
+#pragma omp simd reduction(+:acc)
+                for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, hv[u]);
+                hand_line(gr + l, hv);
             }
+#pragma omp simd reduction(+:acc)
+            for (size_t i = le; i < nx - 1; ++i) HAND_TIKG_VG(i, gr[i]);
+#undef HAND_TIKG_VG
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
             v += acc;
 #undef HAND_TIKG_VYZ
         }
+    hand_fence();
+    }
     return v;
 }
 #undef HAND_TIKG_YZ
@@ -356,12 +415,12 @@ static size_t hand_tiles(size_t ny, size_t ty)
 
 /* one row of s L r (rows R around it, neighbours clamped at the edges)
  * into o; NT: o is the gradient, streamed where large (HAND_ROW) */
-static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o, int nt)
+static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o, int nt, const float *pf)
 {
     const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
 #define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
     o[0] = s * (r[1] + r[0] + HAND_LAP_YZ(0));
-    HAND_ROW(nt, o, 1, nx - 1, i, s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i)));
+    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i)));
     o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
 #undef HAND_LAP_YZ
 }
@@ -379,11 +438,11 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
         for (size_t j = 0; j < ny; ++j) {
             for (size_t jj = j == jnext && j ? j + 1 : (j ? j - 1 : 0); jj <= j + 1 && jj < ny; ++jj) {
                 const HandRows R = hand_rows(x, nx, ny, 1, jj, 0);
-                hand_lap_row(nx, &R, w, HAND_LAP_T(jj), 0);
+                hand_lap_row(nx, &R, w, HAND_LAP_T(jj), 0, NULL);
             }
             const float *t = HAND_LAP_T(j);
             const HandRows T = {t, j ? HAND_LAP_T(j - 1) : t, j + 1 < ny ? HAND_LAP_T(j + 1) : t, t, t};
-            hand_lap_row(nx, &T, 2 * w, g + nx * j, nt);
+            hand_lap_row(nx, &T, 2 * w, g + nx * j, nt, NULL);
             jnext = j + 1;
         }
 #undef HAND_LAP_T
@@ -413,7 +472,7 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
             for (size_t k = 0; k <= nz; ++k) {
                 for (size_t j = jl; j <= jh && k < nz; ++j) {
                     const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0);
+                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0, R.zp);
                 }
                 if (k == 0) continue;
                 const size_t q = k - 1; /* the gradient's plane: t of planes q-1, q, q+1 are in the ring */
@@ -421,7 +480,7 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
                     const float *t = HAND_LAP_RP(q, j);
                     const HandRows T = {t, j ? HAND_LAP_RP(q, j - 1) : t, j + 1 < ny ? HAND_LAP_RP(q, j + 1) : t,
                                         q ? HAND_LAP_RP(q - 1, j) : t, k < nz ? HAND_LAP_RP(k, j) : t};
-                    hand_lap_row(nx, &T, 2 * w, g + nx * j + P * q, nt);
+                    hand_lap_row(nx, &T, 2 * w, g + nx * j + P * q, nt, NULL);
                 }
             }
 #undef HAND_LAP_RP
@@ -474,8 +533,14 @@ static inline void hand_hess_factors(size_t nx, size_t ny, size_t nz, size_t j, 
         fxy[i] = cxy * dxy * s; fxz[i] = cxz * dxz * s; fyz[i] = cyz * dyz * s;                                     \
     } while (0)
     HAND_HESS_POINT(0, r[0], r[1], yp[1], zp[1]);
+    size_t i0 = 1; /* lines of 16 points, each after the prefetch of row (j + 1, k + 1)'s */
+    for (; i0 + 16 <= nx - 1; i0 += 16) {
+        hand_pf(yz, i0);
 #pragma omp simd
-    for (size_t i = 1; i < nx - 1; ++i) HAND_HESS_POINT(i, r[i - 1], r[i + 1], yp[i + 1], zp[i + 1]);
+        for (size_t i = i0; i < i0 + 16; ++i) HAND_HESS_POINT(i, r[i - 1], r[i + 1], yp[i + 1], zp[i + 1]);
+    }
+#pragma omp simd
+    for (size_t i = i0; i < nx - 1; ++i) HAND_HESS_POINT(i, r[i - 1], r[i + 1], yp[i + 1], zp[i + 1]);
     HAND_HESS_POINT(nx - 1, r[nx - 2], r[nx - 1], yp[nx - 1], zp[nx - 1]);
 #undef HAND_HESS_POINT
     fxx[-1] = fxx[0];

@@ -94,6 +94,23 @@ static inline double stenc_keep_f64(double v, int keep) { return stenc_select_f6
 #if defined(__SSE2__) || defined(__AVX__)
 #include <immintrin.h>
 #endif
+/* Software prefetch in 3D interiors: each block of a row's points first
+ * asks for the input row that the walk up in z reads first (the newest
+ * plane's), STENC_PF_BYTES past the block's first point; 0 turns it off.
+ * A hint: no access happens, so an address past an array's end is harmless
+ * (computed as an integer, not as a pointer).  perf/NOTES.md section 42. */
+#ifndef STENC_PF_BYTES
+#define STENC_PF_BYTES 512
+#endif
+static inline void stenc_prefetch(const void *base, size_t es, ptrdiff_t at)
+{
+#if defined(__GNUC__)
+    if (STENC_PF_BYTES > 0)
+        __builtin_prefetch((const void *)((uintptr_t)base + es * (size_t)at + (size_t)(STENC_PF_BYTES)));
+#else
+    (void)base; (void)es; (void)at;
+#endif
+}
 /* whether a gradient of BYTES bytes streams */
 static inline int stenc_nt_on(size_t bytes)
 {
