@@ -136,16 +136,20 @@ static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restr
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
             const float *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
-            float acc = 0;
-            size_t i0 = 0; /* lines of 16 points, each after the prefetch of plane k + 1's */
-#define HAND_TV3_TERM(i) acc += sqrtf(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) + wz * (t[i] - r[i]) * (t[i] - r[i]))
+            /* lines of 16 points, each after the prefetch of plane k + 1's,
+             * point u of each line into lane u (registers), the lanes summed
+             * at the row's end */
+            float acc = 0, lane[16] = {0};
+            size_t i0 = 0;
+#define HAND_TV3_TERM(i) sqrtf(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) + wz * (t[i] - r[i]) * (t[i] - r[i]))
             for (; i0 + 16 <= nx - 1; i0 += 16) {
                 hand_pf(t, i0);
-#pragma omp simd reduction(+ : acc)
-                for (size_t i = i0; i < i0 + 16; ++i) HAND_TV3_TERM(i);
+#pragma omp simd
+                for (size_t q = 0; q < 16; ++q) lane[q] += HAND_TV3_TERM(i0 + q);
             }
 #pragma omp simd reduction(+ : acc)
-            for (size_t i = i0; i < nx - 1; ++i) HAND_TV3_TERM(i);
+            for (size_t i = i0; i < nx - 1; ++i) acc += HAND_TV3_TERM(i);
+            for (size_t q = 0; q < 16; ++q) acc += lane[q];
 #undef HAND_TV3_TERM
             float b = u[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
             s += (double)acc + (double)sqrtf(eps + wy * b * b + wz * c * c);
@@ -358,10 +362,10 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp : NULL;
             float *gr = g + nx * j + P * k;
 #define HAND_TIKG_VYZ(i) (wy * (yp[i] - r[i]) * (yp[i] - r[i]) + wz * (zp[i] - r[i]) * (zp[i] - r[i]))
-#define HAND_TIKG_VG(i, G)                                                       \
+#define HAND_TIKG_VG(i, ACC, G)                                                  \
     do {                                                                         \
         const float a = r[i + 1] - r[i];                                         \
-        acc += wx * a * a + HAND_TIKG_VYZ(i);                                    \
+        ACC += wx * a * a + HAND_TIKG_VYZ(i);                                    \
         G = cx * ((r[i] - r[i - 1]) - a) + HAND_TIKG_YZ(i);                      \
     } while (0)
             float acc = wx * (r[1] - r[0]) * (r[1] - r[0]) + HAND_TIKG_VYZ(0) + HAND_TIKG_VYZ(nx - 1);
@@ -370,22 +374,24 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
              * prefetch of plane k + 1's; the points before and after plainly */
             size_t ls = 1, le = 1 + (nx - 2) / 16 * 16;
             if (nt) hand_span(gr, 1, nx - 1, &ls, &le);
+            float lane[16] = {0}; /* point u of each line: lane u (registers) */
 #pragma omp simd reduction(+:acc)
-            for (size_t i = 1; i < ls; ++i) HAND_TIKG_VG(i, gr[i]);
+            for (size_t i = 1; i < ls; ++i) HAND_TIKG_VG(i, acc, gr[i]);
             for (size_t l = ls; l < le; l += 16) {
                 hand_pf(pf, l);
                 if (!nt) {
-#pragma omp simd reduction(+:acc)
-                    for (size_t i = l; i < l + 16; ++i) HAND_TIKG_VG(i, gr[i]);
+#pragma omp simd
+                    for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, lane[u], gr[l + u]);
                     continue;
                 }
                 _Alignas(64) float hv[16];
-#pragma omp simd reduction(+:acc)
-                for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, hv[u]);
+#pragma omp simd
+                for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, lane[u], hv[u]);
                 hand_line(gr + l, hv);
             }
 #pragma omp simd reduction(+:acc)
-            for (size_t i = le; i < nx - 1; ++i) HAND_TIKG_VG(i, gr[i]);
+            for (size_t i = le; i < nx - 1; ++i) HAND_TIKG_VG(i, acc, gr[i]);
+            for (size_t u = 0; u < 16; ++u) acc += lane[u];
 #undef HAND_TIKG_VG
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
             v += acc;
