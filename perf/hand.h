@@ -25,9 +25,10 @@
  * more, stenc's default STENC_NT_BYTES), its whole 64-byte lines are
  * streamed (non-temporal stores, no read for ownership), the rest stored
  * plainly, as stenc's kernels do (perf/NOTES.md sections 37 and 42).
- * The 3D loops that read x ask for the row of plane k + 1 (k + 1 and
- * j + 1 for the Hessian) HAND_PF_BYTES ahead, a line of 16 points at a
- * time: software prefetch, as stenc's 3D kernels do (section 42).
+ * The 3D loops that read x ask for row (j + 1, k + 1) of x, the row the
+ * next row reads first, HAND_PF_BYTES ahead, a line of 16 points at a
+ * time: software prefetch, as stenc's 3D kernels do (section 42; the row
+ * (j, k + 1) instead left the TV value at 1.4x stenc's time).
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
@@ -73,7 +74,7 @@ static inline void hand_fence(void)
 #endif
 }
 /* Software prefetch (3D): the line HAND_PF_BYTES past point AT of row P,
- * the row a 3D loop reads first (its newest plane's), as stenc's kernels
+ * the newest plane's row that a 3D loop reads, as stenc's kernels
  * ask for it (STENC_PF_BYTES, perf/NOTES.md section 42); none for NULL */
 #define HAND_PF_BYTES 512
 static inline void hand_pf(const float *p, size_t at)
@@ -136,14 +137,15 @@ static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restr
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
             const float *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
-            /* lines of 16 points, each after the prefetch of plane k + 1's,
-             * point u of each line into lane u (registers), the lanes summed
-             * at the row's end */
+            /* lines of 16 points, each after the prefetch of row (j + 1,
+             * k + 1)'s (the next row's t: a row ahead, as stenc's), point u
+             * of each line into lane u (registers), the lanes summed at the
+             * row's end */
             float acc = 0, lane[16] = {0};
             size_t i0 = 0;
 #define HAND_TV3_TERM(i) sqrtf(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) + wz * (t[i] - r[i]) * (t[i] - r[i]))
             for (; i0 + 16 <= nx - 1; i0 += 16) {
-                hand_pf(t, i0);
+                hand_pf(t, nx + i0);
 #pragma omp simd
                 for (size_t q = 0; q < 16; ++q) lane[q] += HAND_TV3_TERM(i0 + q);
             }
@@ -233,9 +235,9 @@ static inline void hand_tv3_row(size_t nx, size_t ny, size_t nz, size_t j, size_
         v[i] = wy * b * q;                                                            \
         w[i] = wz * c * q;                                                            \
     } while (0)
-    size_t i0 = 0; /* lines of 16 points, each after the prefetch of plane k + 1's */
+    size_t i0 = 0; /* lines of 16 points, each after the prefetch of row (j + 1, k + 1)'s */
     for (; i0 + 16 <= nx - 1; i0 += 16) {
-        hand_pf(t, i0);
+        hand_pf(t, nx + i0);
 #pragma omp simd
         for (size_t i = i0; i < i0 + 16; ++i) HAND_TV3_PART(i);
     }
@@ -335,7 +337,7 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
-            HAND_ROW_PF(nt, gr, 1, nx - 1, i, zp, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
+            HAND_ROW_PF(nt, gr, 1, nx - 1, i, zp + nx, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
         }
     hand_fence();
@@ -359,7 +361,7 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = 0; j < ny; ++j) {
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp : NULL;
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp + nx : NULL;
             float *gr = g + nx * j + P * k;
 #define HAND_TIKG_VYZ(i) (wy * (yp[i] - r[i]) * (yp[i] - r[i]) + wz * (zp[i] - r[i]) * (zp[i] - r[i]))
 #define HAND_TIKG_VG(i, ACC, G)                                                  \
@@ -371,7 +373,8 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
             float acc = wx * (r[1] - r[0]) * (r[1] - r[0]) + HAND_TIKG_VYZ(0) + HAND_TIKG_VYZ(nx - 1);
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
             /* lines of 16 points (streamed where large), each after the
-             * prefetch of plane k + 1's; the points before and after plainly */
+             * prefetch of row (j + 1, k + 1)'s; the points before and after
+             * plainly */
             size_t ls = 1, le = 1 + (nx - 2) / 16 * 16;
             if (nt) hand_span(gr, 1, nx - 1, &ls, &le);
             float lane[16] = {0}; /* point u of each line: lane u (registers) */
@@ -478,7 +481,7 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
             for (size_t k = 0; k <= nz; ++k) {
                 for (size_t j = jl; j <= jh && k < nz; ++j) {
                     const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0, R.zp);
+                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0, R.zp + nx);
                 }
                 if (k == 0) continue;
                 const size_t q = k - 1; /* the gradient's plane: t of planes q-1, q, q+1 are in the ring */
