@@ -185,8 +185,9 @@ $2[[]]            }
 #   ZDECL, ZBODY: for the CUDA template only (its plane cache along z)
 #   NT (may be empty): the job's gradient array (its one differentiated
 #   array's) that a gradient-only interior (stn_gtail) and a value_grad's
-#   float strips (stn_vstrips_nt) stream in whole 64-byte lines where it is
-#   large (stenc_nt_on; perf/NOTES.md sections 37 and 42)
+#   float strips and double rows (stn_vstrips_nt, stn_vrow_nt) stream in
+#   whole 64-byte lines where it is large (stenc_nt_on; perf/NOTES.md
+#   sections 37 and 42)
 #   PF (may be empty): statements that prefetch the input rows of an
 #   interior's points from st_pi on (stn_pf_at)
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
@@ -306,6 +307,31 @@ m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
 ]])
 
+# stn_vrow_plain(INTERIOR): a double value_grad's row, its values summed
+# into st_acc (an omp simd reduction)
+m4_define([[stn_vrow_plain]], [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $1 }
+m4_popdef([[stn_vacc]])]])
+# stn_vrow_nt(INTERIOR): stn_vrow_plain for the beta == 0 copy whose
+# gradient streams: the points before the first whole line and after the
+# last as stn_vrow_plain, the lines streamed (stn_nt_lines), point u of
+# each line summed in lane u of st_ld (registers), the lanes into st_acc
+# at the row's end; no line: stn_vrow_plain
+m4_define([[stn_vrow_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
+m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
+m4_popdef([[stn_vacc]])            stn_real st_ld[64 / sizeof(stn_real)] = {0};
+m4_pushdef([[stn_vacc]], [[st_ld[st_u] += st_v;]])m4_dnl
+stn_nt_lines(st_ia + st_na, st_ia + st_nb, [[            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
+]], [[stn_pf_at([[st_il]])]])m4_popdef([[stn_vacc]])m4_dnl
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_acc += (double)st_ld[st_u];
+m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
+            for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
+m4_popdef([[stn_vacc]])            } else {
+stn_vrow_plain([[$1]])            }
+]])
+
 # stn_tail_here(ACC, BETA): 1 where an interior loop may run its last
 # partial vector as its last whole vector again: value-only loops (they
 # store nothing) and the beta == 0 copy of loops that also store a
@@ -380,9 +406,7 @@ m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reducti
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$1$3]], 11, [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
-m4_popdef([[stn_vacc]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
+]], [[$1$3]], 11, [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
             stn_real st_vb[2048];
             #pragma omp simd
