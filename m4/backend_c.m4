@@ -254,7 +254,7 @@ m4_define([[stn_lanes_open]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        d
 ]])]])
 m4_define([[stn_lanes_close]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_acc += st_dl[st_w];
 ]])]])
-m4_define([[stn_vstrips_tail]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, [[stn_vstrips_nt([[$1]])]], [[stn_vstrips_plain([[$1]])]])]])
+m4_define([[stn_vstrips_tail]], [[m4_ifelse(stn_nt_here, 1, [[stn_vstrips_nt([[$1]])]], [[stn_vstrips_plain([[$1]])]])]])
 m4_define([[stn_vstrips_plain]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
@@ -345,7 +345,7 @@ m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1
 # then its last partial vector as its last whole vector again (rows of at
 # least one vector; the points it writes twice get the same value); where
 # the job's gradient may stream (stn_j_nt), first stn_gtail_nt
-m4_define([[stn_gtail]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, [[stn_gtail_nt([[$1]])]], [[stn_gtail_plain([[$1]])]])]])
+m4_define([[stn_gtail]], [[m4_ifelse(stn_nt_here, 1, [[stn_gtail_nt([[$1]])]], [[stn_gtail_plain([[$1]])]])]])
 m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));
             const ptrdiff_t st_xm = st_ib - st_ia >= st_vl ? st_ia + (st_ib - st_ia) / st_vl * st_vl : st_ib;
             #pragma omp simd
@@ -357,6 +357,9 @@ m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)
 ]])
 # Streamed gradient lines (stn_j_nt, the job's gradient array; empty: none)
 m4_define([[stn_j_nt]], [[]])
+# stn_nt_here: 1 in the beta == 0 copy of a loop (stn_tailok) of a job
+# whose gradient may stream (stn_j_nt), where its streaming forms apply
+m4_define([[stn_nt_here]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, 1, 0)]])
 # stn_pf_at(POINT): the job's prefetches (stn_j_pf) from point POINT of the
 # row on, each a line of a block of an interior loop; none without them
 m4_define([[stn_j_pf]], [[]])
@@ -406,7 +409,7 @@ m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reducti
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$1$3]], 11, [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
+]], [[$1$3]], 11, [[m4_ifelse(stn_nt_here, 1, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
             stn_real st_vb[2048];
             #pragma omp simd
