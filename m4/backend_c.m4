@@ -365,6 +365,19 @@ m4_define([[stn_nt_here]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0
 m4_define([[stn_j_pf]], [[]])
 m4_define([[stn_pf_at]], [[m4_ifelse(stn_j_pf, [[]], [[]], [[            { const ptrdiff_t st_pi = $1;stn_j_pf }
 ]])]])
+# stn_pf_loop(FROM, TO, BODY): for i in [FROM, TO), BODY under omp simd;
+# with the job's prefetches (stn_j_pf) whole 64-byte lines' worth of points
+# at a time, each after them, then the rest
+m4_define([[stn_pf_loop]], [[m4_ifelse(stn_j_pf, [[]], [[            #pragma omp simd
+            for (ptrdiff_t i = $1; i < $2; ++i) $3
+]], [[            ptrdiff_t st_pb = $1;
+            for (; st_pb + (ptrdiff_t)(64 / sizeof(stn_real)) <= $2; st_pb += (ptrdiff_t)(64 / sizeof(stn_real))) {
+stn_pf_at([[st_pb]])            #pragma omp simd
+            for (ptrdiff_t i = st_pb; i < st_pb + (ptrdiff_t)(64 / sizeof(stn_real)); ++i) $3
+            }
+            #pragma omp simd
+            for (ptrdiff_t i = st_pb; i < $2; ++i) $3
+]])]])
 # stn_nt_span(LO, HI[, ROW, DIMS]): row j's gradient st_gr (ROW, a pointer
 # to its point 0; default that of stn_j_nt), its elements a line st_ll, and
 # [LO + st_na, LO + st_nb), the whole 64-byte lines of [LO, HI) where the
@@ -412,8 +425,7 @@ m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
 ]], [[$1$3]], 11, [[m4_ifelse(stn_nt_here, 1, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
             stn_real st_vb[2048];
-            #pragma omp simd
-            for (ptrdiff_t i = st_i0; i < st_ie; ++i) { const ptrdiff_t st_vi = i - st_i0; $2 }
+stn_pf_loop([[st_i0]], [[st_ie]], [[{ const ptrdiff_t st_vi = i - st_i0; $2 }]])m4_dnl
             stn_vsum(st_ie - st_i0)
             }
 ]], [[            #pragma omp simd
