@@ -203,12 +203,14 @@ static void print_xsplit_close(FILE *f, const char *point)
  * plane cache along z (zcache.c), empty when it has none.  NT: the gradient
  * that a gradient-only interior may stream (backend_c.m4 stn_gtail_nt).  PF:
  * statements that prefetch the interior's input rows from point st_pi on
- * (reduce_prefetch). */
+ * (reduce_prefetch).  FDECL, FROW, FBODY: a value's point fields (fields.c;
+ * backend_c.m4 stn_rowfn_fields), empty when it has none. */
 typedef struct {
     const char *borderrow, *xend, *roll, *rinit, *rsize, *xrow, *zdecl, *zbody;
     int modespec, rstate;
     const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
     const char *pf; /* PF: the prefetches of an interior's points from st_pi on, or "" */
+    const char *fdecl, *frow, *fbody; /* a value's point fields, or "" */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */
@@ -232,13 +234,16 @@ static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const 
     quoted_list(out, rows, 5);
     fprintf(out, ", %d,\n", o->rstate);
     quoted_list(out, rest, 3);
-    fprintf(out, ", [[%s]], [[%s]])\n", o->nt, o->pf ? o->pf : "");
+    fprintf(out, ", [[%s]], [[%s]],\n", o->nt, o->pf ? o->pf : "");
+    const char *const fields[] = {o->fdecl ? o->fdecl : "", o->frow ? o->frow : "", o->fbody ? o->fbody : ""};
+    quoted_list(out, fields, 3);
+    fprintf(out, ")\n");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                 const char *zdecl, const char *zbody)
 {
-    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", ""};
+    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", "", "", "", ""};
     job_opt(out, D, acc, beta, box, interior, border, &o);
 }
 
@@ -460,7 +465,7 @@ static char *update_box(const Stencil *s, const Kernel *k)
  * plane cache (*szd, *szb; NULL without one) */
 static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **sbd, char **szd, char **szb)
 {
-    PrintCtx pc = {s, TAP_DIRECT, NULL, NULL};
+    PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL};
     Str in, bd;
     char *fmt[MAXSTMT];
     Node *roots[MAXSTMT];
@@ -800,7 +805,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     Ext E;
     ext_init(&E, s, "bar");
     const int N = E.nuser;
-    PrintCtx pc = {&E.s, TAP_DIRECT, E.names, NULL};
+    PrintCtx pc = {&E.s, TAP_DIRECT, E.names, NULL, NULL};
     long minn[3];
     min_grid_kernel(s, k, used, minn);
 
@@ -1125,6 +1130,7 @@ typedef struct RedPlan {
     Node *gsum[MAXARR];      /* the gather form at interior points, per array */
     char base[160];
     char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
+    Fields F;                /* the value's point fields (fields.c): its row arrays from N on */
     char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
 } RedPlan;
 
@@ -1149,11 +1155,15 @@ static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, lon
 
 /* the prefetches of a reduction's interior rows (JobOpt.pf): at
  * the value's highest offsets, or with the gradient those of its gather
- * form (minus the taps' lowest) where higher */
+ * form (minus the taps' lowest) where higher; a value with point fields
+ * (stn_rowfn_fields) a row further, the row the next row's fields read
+ * first (its fills have read the row's own: 0.91 of the time at 512^3,
+ * perf/NOTES.md section 43) */
 static char *reduce_prefetch(const RedPlan *P, int want_g)
 {
     long up[3] = {0, 0, 0};
     for (int d = 1; d < P->D; ++d) up[d] = want_g && -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];
+    if (!want_g && P->F.n > 0) up[1] += 1;
     return prefetch_text(P, "j", "k", up[1], up[2]);
 }
 
@@ -1179,7 +1189,7 @@ typedef struct {
 static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, const char *fmt, const char *ind, int strip)
 {
     static const char *vars[3] = {"i", "j", "k"};
-    PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
+    PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
     Pins pins = {0};
     char ind2[64];
     snprintf(ind2, sizeof ind2, "%s    ", ind);
@@ -1438,7 +1448,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
                                  "{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm && (size_t)(i - st_sa) < st_sn); }",
                                  "{ const stn_real st_v = %s; st_fl[0] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }"};
     static const char *cnt_end = "st_dl[0] += (double)%s;";
-    PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars};
+    PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars, NULL};
     const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
     const int merged = !value && roll_merged_ends(R, lag);
     roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends);
@@ -1667,7 +1677,7 @@ static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in, int strip)
 /* the terms' coefficients (free of taps): st_c<use> */
 static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
 {
-    PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL};
+    PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL};
     for (int u = 0; u < R->nuse; ++u) {
         if (!R->use[u].coef) continue;
         char fmb[48];
@@ -1747,7 +1757,7 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
     if (in->want_v && !vg) { /* the value at the point itself, from x */
-        PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL};
+        PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL};
         Node *root = in->P->rv.f;
         const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
         pr_c_block(f, &pcd, &root, 1, fm, "                ");
@@ -1938,7 +1948,7 @@ static void print_mapped_row(FILE *f, const Roll *R, const RollIn *in, Node **ro
     fprintf(f, "%s", sh);
     fprintf(f, "    const ptrdiff_t st_xa = stenc_iclamp(%ld, st_dlo0, st_dhi0), st_xb = stenc_iclamp(st_n0 - %ld, st_xa, st_dhi0);\n",
             -xlo, xhi);
-    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars};
+    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars, NULL}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars, NULL};
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
     pr_c_block(f, &ph, roots, nr, fm, "        ");
     fprintf(f, "    }\n    for (int st_h = 0; st_h < 2; ++st_h) {\n"
@@ -2259,7 +2269,7 @@ static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int
 static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
 {
     static const char *vars[3] = {"(st_xo + i)", "j", "k"};
-    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
+    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
     const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
     Node *root = in->P->rv.f;
     fprintf(f, "            if (j%+ld < st_rlo1 || k%+ld < st_rlo2) {\n", R->miny, R->minz);
@@ -2510,7 +2520,7 @@ static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
 static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r)
 {
     static const char *vars_q[3] = {"i", "j", "k"};
-    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q};
+    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q, NULL};
     Node *root = r->f;
     Str h; /* the value's mapped y/z rows, hoisted out of its x loop when possible */
     str_open(&h);
@@ -2541,7 +2551,7 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
 {
     int D = s->dims;
     static const char *vars_p[3] = {"i", "st_p1", "st_p2"};
-    PrintCtx pp = {es, TAP_MAPPED_YZ, E->names, vars_p};
+    PrintCtx pp = {es, TAP_MAPPED_YZ, E->names, vars_p, NULL};
     Str b;
     str_open(&b);
     fprintf(b.f, "{\n");
@@ -2863,7 +2873,7 @@ static void print_end_switch(FILE *f, const EndsIn *in, EndPointFn point, const 
 static void print_row_end_point(FILE *f, const void *ctx, int mode, int right, long e)
 {
     const EndsIn *in = ctx;
-    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL};
+    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL, NULL};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][32];
     const char *fm[MAXARR + 1];
@@ -2969,7 +2979,7 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
     if (!fast_ends_fit(&ein)) return;
     const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
     const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
-    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars};
+    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
     fprintf(f, "    if (st_n0 >= %ld && st_xa == %ld && st_xb == st_n0 - %ld && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
                "        st_dhi == st_n0 - (mode == STENC_VALID ? %ld : 0)) {\n    switch (mode) {\n",
             end_min(&ein), xa, -xb, -omin0, omax0);
@@ -3040,7 +3050,7 @@ static int class_roots(const RedPlan *P, int want_v, int want_g, const ClassPt *
 /* the body of a point of class C at i: its index st_q, its roots */
 static void print_class_point(FILE *f, const RedPlan *P, int want_v, int want_g, const ClassPt *c, const char *vfm)
 {
-    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL};
+    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL, NULL};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][160];
     const char *fm[MAXARR + 1];
@@ -3215,6 +3225,7 @@ static int plan_reduce(const Stencil *s, const Reduce *ru, RedPlan *P)
     P->N = P->E.nuser;
     plan_inputs(P);
     if (plan_taps(P)) return -1;
+    if (fields_plan(s, P->rv.f, P->N, &P->F) < 0) return gen_error(s->file, ru->line, "out of memory");
     func_base(s, ru->name, P->base, sizeof P->base);
     plan_texts(P);
     return 0;
@@ -3244,7 +3255,7 @@ static void print_point_helper(FILE *f, const RedPlan *P, const char *name, cons
  * single points and every y/z read is inside) */
 static char *print_point_helpers(const RedPlan *P)
 {
-    const PrintCtx pcm = {P->es, TAP_MAPPED, P->E.names, NULL}, pcx = {P->es, TAP_MAPPED_X, P->E.names, NULL};
+    const PrintCtx pcm = {P->es, TAP_MAPPED, P->E.names, NULL, NULL}, pcx = {P->es, TAP_MAPPED_X, P->E.names, NULL, NULL};
     Str st, help;
     str_open(&st);
     for (int a = 0; a < P->N; ++a)
@@ -3376,7 +3387,7 @@ static void print_reduce_box(FILE *f, const RedPlan *P, int want_g)
  * with a plane cache (*szd, *szb; NULL without one) */
 static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int want_g, char **szd, char **szb)
 {
-    const PrintCtx pcr = {P->es, TAP_ROW, P->E.names, NULL};
+    const PrintCtx pcr = {P->es, TAP_ROW, P->E.names, NULL, NULL};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][160];
     const char *fm[MAXARR + 1];
@@ -3405,6 +3416,100 @@ static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int wan
     const ZcIn z = {&pcr, roots, nr, fm, 0, head, NULL, 0};
     (void)zc_body(&z, szd, szb);
     free(head);
+}
+
+
+/* ---- a value's point fields (fields.c): strips of rows kept along y ---- */
+/* the arrays' names for printing (the user's, then st_frR, each field row
+ * array) and each row array's strip origin (st_foF, its field's) */
+typedef struct {
+    const char *names[MAXARR], *xorg[MAXARR];
+    char rown[MAXFROW][16], orgn[MAXFIELD][16];
+} FieldNames;
+
+static void field_names(const RedPlan *P, FieldNames *fn)
+{
+    memset(fn, 0, sizeof *fn);
+    for (int a = 0; a < P->N; ++a) fn->names[a] = P->E.names[a];
+    for (int f = 0; f < P->F.n; ++f) snprintf(fn->orgn[f], sizeof fn->orgn[f], "st_fo%d", f);
+    for (int r = 0; r < P->F.nrow; ++r) {
+        snprintf(fn->rown[r], sizeof fn->rown[r], "st_fr%d", r);
+        fn->names[P->N + r] = fn->rown[r];
+        fn->xorg[P->N + r] = fn->orgn[P->F.rowf[r]];
+    }
+}
+
+/* FDECL: the strip's points (st_fsp), a strip row's width with the fields'
+ * x reach (st_fsw) and each field's ring of rows per z offset, st_fbF_Z */
+static void print_field_decl(FILE *f, const RedPlan *P)
+{
+    const Fields *F = &P->F;
+    long h = 0;
+    for (int q = 0; q < F->n; ++q)
+        if (F->f[q].hi[0] - F->f[q].lo[0] > h) h = F->f[q].hi[0] - F->f[q].lo[0];
+    fprintf(f, "    enum { st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fsw = st_fsp + %ld };\n", h);
+    for (int q = 0; q < F->n; ++q)
+        for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z)
+            fprintf(f, "    _Alignas(64) stn_real st_fb%d_%ld[%ld * st_fsw];\n", q, z - F->f[q].lo[2],
+                    F->f[q].hi[1] - F->f[q].lo[1] + 1);
+}
+
+/* the fill of field Q's rows at z offset Z for row j of the strip
+ * [st_fa, st_fe): all its y offsets' rows for the run's first row, the
+ * highest's alone after it (the rest are the rows before's) */
+static void print_field_fill(FILE *f, const RedPlan *P, int q, long z)
+{
+    const Field *fd = &P->F.f[q];
+    const char *nm = P->s->arr[fd->arr].name;
+    const long m = fd->hi[1] - fd->lo[1] + 1;
+    fprintf(f, "    for (ptrdiff_t st_fy = st_jr == 0 ? %ld : %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1], fd->hi[1]);
+    fprintf(f, "    stn_real *const st_fw = st_fb%d_%ld + (size_t)stenc_imod(j + st_fy, %ld) * (size_t)st_fsw;\n", q,
+            z - fd->lo[2], m);
+    if (P->D == 3)
+        fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*((j + st_fy) + %s_s1*(k + %ld));\n", nm, nm, nm, nm, z);
+    else fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*(j + st_fy);\n", nm, nm, nm);
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_fo%d; i < st_fe + %ld; ++i) {\n", q, fd->hi[0]);
+    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL, NULL};
+    char fmt[48];
+    snprintf(fmt, sizeof fmt, "st_fw[i - st_fo%d] = %%s;", q);
+    const char *fm = fmt;
+    Node *g = fd->g;
+    pr_c_block(f, &pc, &g, 1, &fm, "        ");
+    fprintf(f, "    }\n    }\n");
+}
+
+/* FROW: row j's fields filled for the strip, and its row arrays' pointers */
+static void print_field_rows(FILE *f, const RedPlan *P)
+{
+    const Fields *F = &P->F;
+    for (int q = 0; q < F->n; ++q) {
+        fprintf(f, "    const ptrdiff_t st_fo%d = st_fa + (%ld);\n", q, F->f[q].lo[0]);
+        for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z) print_field_fill(f, P, q, z);
+    }
+    for (int r = 0; r < F->nrow; ++r) {
+        const Field *fd = &F->f[F->rowf[r]];
+        fprintf(f, "    const stn_real *const st_row_st_fr%d = st_fb%d_%ld + (size_t)stenc_imod(j + %ld, %ld) * (size_t)st_fsw;"
+                   " (void)st_row_st_fr%d;\n",
+                r, F->rowf[r], F->rowz[r] - fd->lo[2], F->rowy[r], fd->hi[1] - fd->lo[1] + 1, r);
+    }
+}
+
+/* FBODY: an interior point's value, its fields read from their rows */
+static void print_field_interior(FILE *f, const RedPlan *P)
+{
+    FieldNames fn;
+    field_names(P, &fn);
+    const PrintCtx pc = {P->es, TAP_ROW, fn.names, NULL, fn.xorg};
+    Node *root = P->F.value, *taps[MAXTAP], *real[MAXTAP];
+    const char *fm = "{ const stn_real st_v = %s; stn_vacc }";
+    const int nt = ex_taps(root, -1, taps, MAXTAP);
+    int nu = 0;
+    for (int t = 0; t < nt && t < MAXTAP; ++t)
+        if (taps[t]->ref < P->N) real[nu++] = taps[t];
+    fprintf(f, "{\n");
+    pr_row_pointers(f, P->es, real, nu, P->E.names, "            ");
+    pr_c_block(f, &pc, &root, 1, &fm, "            ");
+    fprintf(f, "        }\n");
 }
 
 
@@ -3496,12 +3601,21 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     char *spf = reduce_prefetch(P, want_g);
+    Str fdecl, frow, fbody;
+    str_open(&fdecl); str_open(&frow); str_open(&fbody);
+    if (!want_g && P->F.n > 0) {
+        print_field_decl(fdecl.f, P);
+        print_field_rows(frow.f, P);
+        print_field_interior(fbody.f, P);
+    }
+    char *sfdecl = str_close(&fdecl), *sfrow = str_close(&frow), *sfbody = str_close(&fbody);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
-                       want_g ? nt_array(P) : "", spf};
+                       want_g ? nt_array(P) : "", spf, sfdecl, sfrow, sfbody};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
     free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb); free(spf);
+    free(sfdecl); free(sfrow); free(sfbody);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

@@ -363,6 +363,21 @@ static Node *shift_post(Node *n, Node **a, const void *ctx)
 
 Node *ex_shift(Node *n, const long off[3]) { return rewrite_rec(n, shift_post, off, ++memo_counter); }
 
+typedef struct { Node *const *from, *const *to; int count; } Subst;
+static Node *subst_post(Node *n, Node **a, const void *ctx)
+{
+    const Subst *x = ctx;
+    for (int t = 0; t < x->count; ++t)
+        if (x->from[t] == n) return x->to[t];
+    return rebuild(n, a);
+}
+
+Node *ex_substitute(Node *n, Node *const *from, Node *const *to, int count)
+{
+    const Subst x = {from, to, count};
+    return rewrite_rec(n, subst_post, &x, ++memo_counter);
+}
+
 /* pinning dimension d: a tap at offset o along d of the point p = base + c
  * reads p + o, mapped by the boundary mode for an extent of at least as
  * many points as keep p + o within one period of the end it belongs to

@@ -151,6 +151,8 @@ Node *ex_group_coef(Node *n);
  * within (the reduction: its intermediates stay factors).  neg[t] is 0
  * (signs live in coef).  Returns the count, -1 past max terms. */
 int ex_factor_terms(Node *n, Node *within, Node **coef, Node **rest, int *neg, int max);
+/* n with each node from[t] (by identity) replaced by to[t] */
+Node *ex_substitute(Node *n, Node *const *from, Node *const *to, int count);
 /* collect distinct taps of n (all arrays, or one array when arr >= 0) */
 int ex_taps(Node *n, int arr, Node **out, int max);
 /* does n read array arr? */
@@ -177,6 +179,8 @@ typedef struct {
     int tapmode;
     const char *const *arrname;   /* name to print for array index (NULL: s->arr) */
     const char *const *vars;      /* loop variable names per dimension (NULL: i, j, k) */
+    const char *const *xorg;      /* TAP_ROW: per array, NULL or the name of the x index its
+                                   * row starts at (a point field's strip, fields.c) */
 } PrintCtx;
 
 /* the parameter-only subexpressions a loop body's roots share with the code
@@ -208,6 +212,28 @@ int pr_hoisted_yz(FILE *f, const Stencil *s, Node **roots, int nroots, const cha
 /* declarations of the row pointers st_row_NAME (row (j, k) of each array the
  * roots read) for TAP_ROW */
 void pr_row_pointers(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *arrname, const char *ind);
+
+/* ---- point fields of a reduction's value (fields.c) ---- */
+#define MAXFIELD 4
+#define MAXFROW 12 /* the row arrays of all fields */
+typedef struct {
+    Node *g;             /* the field at the point: a costly function of one tap at offset 0 */
+    long lo[3], hi[3];   /* the offsets the value reads it at */
+    int row0;            /* its first row array (rows by z, then y) */
+    int arr;             /* the array its tap reads */
+} Field;
+typedef struct {
+    int n, nrow;
+    Field f[MAXFIELD];
+    Node *value;         /* the value, each field read from a row array: array base + row */
+    int rowf[MAXFROW];   /* each row array's field, y and z offset */
+    long rowy[MAXFROW], rowz[MAXFROW];
+} Fields;
+/* the point fields of VALUE (a reduction over S's arrays; their row arrays
+ * numbered from BASE): every costly subexpression of one tap that it reads
+ * at two offsets or more, at most MAXFIELD, their rows at most MAXFROW.
+ * Returns their count (0: none, F->value is VALUE), -1 out of memory */
+int fields_plan(const Stencil *s, Node *value, int base, Fields *F);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */

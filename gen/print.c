@@ -70,6 +70,7 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
         fprintf(f, "%s%s[(", pc->tapmode == TAP_AHEAD ? "st_next_" : "st_row_", nm);
         pr_index_vars(f, 0, t->idx[0], 1, pc->vars);
         fprintf(f, ")");
+        if (pc->xorg && pc->xorg[t->ref]) fprintf(f, " - %s", pc->xorg[t->ref]);
         if (D == 2 && t->idx[1].c) fprintf(f, " + %s_s0*(%ld)", nm, t->idx[1].c);
         if (D == 3 && (t->idx[1].c || t->idx[2].c)) fprintf(f, " + %s_s0*(%ld + %s_s1*(%ld))", nm, t->idx[1].c, nm, t->idx[2].c);
         fprintf(f, "]");

@@ -313,6 +313,142 @@ START_TEST(cheap_value_and_gradients)
 }
 END_TEST
 
+/* field: sum over the mode's points of (Lx[p+2ex] - Lx[p-ex])^2 +
+ * (Lx[p+ey] - Lx[p-ey]) Sy[p] + Sy[p+ex+ey] x[p] [+ Lx[p+ez] Sy[p-ez]],
+ * L = log(eps + v^2), S = sqrt(eps + v^2); with ABS the sum of the terms'
+ * magnitudes (the scale of a float value's rounding) */
+static double ref_field_sum(const Grid *G, int mode, const double *x, const double *y, int abs_terms)
+{
+    const double eps = PAIR_EPS;
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) { /* the taps: x in [-1, 2], y in [-1, 1], z in [-1, 1] */
+        lo[0] = 1; hi[0] -= 2;
+        lo[1] = 1; hi[1] -= 1;
+        if (G->D == 3) { lo[2] = 1; hi[2] -= 1; }
+    }
+#define REF_L(oi, oj, ok) log(eps + ref_at(G, x, i, j, k, oi, oj, ok, mode) * ref_at(G, x, i, j, k, oi, oj, ok, mode))
+#define REF_S(oi, oj, ok) sqrt(eps + ref_at(G, y, i, j, k, oi, oj, ok, mode) * ref_at(G, y, i, j, k, oi, oj, ok, mode))
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                const double a = REF_L(2, 0, 0) - REF_L(-1, 0, 0);
+                double t[3] = {a * a, (REF_L(0, 1, 0) - REF_L(0, -1, 0)) * REF_S(0, 0, 0),
+                               REF_S(1, 1, 0) * ref_at(G, x, i, j, k, 0, 0, 0, mode)};
+                if (G->D == 3) t[2] += REF_L(0, 0, 1) * REF_S(0, 0, -1);
+                for (int u = 0; u < 3; ++u) s += abs_terms ? fabs(t[u]) : t[u];
+            }
+#undef REF_L
+#undef REF_S
+    return s;
+}
+static double ref_field(const Grid *G, int mode, const double *x, const double *y)
+{
+    return ref_field_sum(G, mode, x, y, 0);
+}
+
+static int call_field(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
+                      double beta, double *gx, double *gy)
+{
+    const size_t *n = G->n;
+    const double eps = PAIR_EPS;
+    if (G->D == 2) {
+        if (kind == 0) return stenc_pair_field_value_2d_f64(n[0], n[1], mode, x, y, eps, v);
+        if (kind == 1) return stenc_pair_field_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy);
+        return stenc_pair_field_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
+    }
+    if (kind == 0) return stenc_pair_field_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);
+    if (kind == 1) return stenc_pair_field_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy);
+    return stenc_pair_field_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
+}
+
+/* the grids of pair's test, and two with more rows a plane */
+static const Grid field_grids[] = {
+    {{1100, 7, 1}, 2}, {{9, 13, 1}, 2}, {{530, 5, 4}, 3}, {{17, 9, 8}, 3}, {{300, 41, 1}, 2}, {{70, 33, 5}, 3},
+};
+enum { NFIELD = sizeof field_grids / sizeof field_grids[0] };
+
+/* field's f64 and f32 values against the reference (SX, SY: scratch) */
+static void check_field_values(const Grid *G, int mode, const double *x, const double *y, double *sx, double *sy)
+{
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    double v = 0;
+    CK_OK(call_field(G, 0, mode, x, y, &v, 0, 0, NULL, NULL));
+    const double vref = ref_field(G, mode, x, y);
+    ck_assert_msg(reldiff(v, vref, 1) < 1e-12, "%zux%zux%zu mode %d field value %.15g, reference %.15g", G->n[0],
+                  G->n[1], G->n[2], mode, v, vref);
+    /* f32: the inputs rounded to float, the reference of those */
+    float *xf = malloc(N * sizeof *xf), *yf = malloc(N * sizeof *yf);
+    ck_assert(xf && yf);
+    for (size_t q = 0; q < N; ++q) xf[q] = (float)x[q], yf[q] = (float)y[q], sx[q] = xf[q], sy[q] = yf[q];
+    double vf = 0;
+    if (G->D == 2) CK_OK(stenc_pair_field_value_2d_f32(G->n[0], G->n[1], mode, xf, yf, (float)PAIR_EPS, &vf));
+    else CK_OK(stenc_pair_field_value_3d_f32(G->n[0], G->n[1], G->n[2], mode, xf, yf, (float)PAIR_EPS, &vf));
+    const double vfref = ref_field(G, mode, sx, sy), scale = ref_field_sum(G, mode, sx, sy, 1);
+    ck_assert_msg(fabs(vf - vfref) <= 1e-5 * scale, "%zux%zux%zu mode %d field f32 value %.9g, reference %.9g (terms %.3g)",
+                  G->n[0], G->n[1], G->n[2], mode, vf, vfref, scale);
+    free(xf); free(yf);
+}
+
+/* grids of more rows than the value's 256 chunks: each chunk's rows of a
+ * plane run through one row function, whose fields' rows then carry from
+ * row to row (values only: their reference costs N, a gradient check N^2) */
+static const Grid field_run_grids[] = {
+    {{16, 2000, 1}, 2}, {{1030, 700, 1}, 2}, {{24, 300, 6}, 3}, {{19, 64, 40}, 3},
+};
+enum { NFIELDRUN = sizeof field_run_grids / sizeof field_run_grids[0] };
+
+START_TEST(field_runs)
+{
+    const Grid *G = &field_run_grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    rng_t rg = {8500 + (uint64_t)_i};
+    Arrays A = arrays_new(N, &rg);
+    check_field_values(G, mode, A.x, A.y, A.sx, A.sy);
+    arrays_free(&A);
+}
+END_TEST
+
+/* field's values (value, value_grad; f64 and f32) against the reference,
+ * its gradients at every row's ends and every 7th point against central
+ * differences of the reference */
+START_TEST(field_value_and_gradients)
+{
+    const Grid *G = &field_grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    rng_t rg = {7400 + (uint64_t)_i};
+    Arrays A = arrays_new(N, &rg);
+    double *x = A.x, *y = A.y, *gx = A.gx, *gy = A.gy, *hx = A.hx, *hy = A.hy, *sx = A.sx, *sy = A.sy;
+    double vg = 0;
+    check_field_values(G, mode, x, y, sx, sy);
+    const double vref = ref_field(G, mode, x, y);
+    memcpy(sx, hx, N * sizeof *sx);
+    memcpy(sy, hy, N * sizeof *sy);
+    CK_OK(call_field(G, 1, mode, x, y, NULL, 1, 0, gx, gy));
+    CK_OK(call_field(G, 2, mode, x, y, &vg, 0.5, -2, hx, hy));
+    ck_assert_msg(reldiff(vg, vref, 1) < 1e-12, "field value_grad value %.15g, reference %.15g", vg, vref);
+    const double h = 1e-6;
+    double gmax = 0;
+    for (size_t q = 0; q < N; ++q) gmax = fmax(gmax, fmax(fabs(gx[q]), fabs(gy[q])));
+    for (int arr = 0; arr < 2; ++arr) {
+        double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx, *st = arr ? sy : sx;
+        for (size_t q = 0; q < N; ++q) {
+            const size_t i = q % G->n[0];
+            if (i >= 4 && i + 4 < G->n[0] && q % 7) continue;
+            const double fd = central_diff(ref_field, G, mode, x, y, a, q, h);
+            ck_assert_msg(fabs(g[q] - fd) <= 1e-6 * (1 + gmax) &&
+                              fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + gmax),
+                          "%zux%zux%zu mode %d field %s grad at %zu (i %zu): grad %.12g value_grad %.12g FD %.12g",
+                          G->n[0], G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, g[q], gv[q], fd);
+        }
+    }
+    arrays_free(&A);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
@@ -321,6 +457,8 @@ int main(void)
     tcase_add_loop_test(tc, pair_value_and_gradients, 0, NGRID * 3);
     tcase_add_loop_test(tc, quad_value_and_gradients, 0, NGRID * 3);
     tcase_add_loop_test(tc, cheap_value_and_gradients, 0, NCHEAP * 3);
+    tcase_add_loop_test(tc, field_value_and_gradients, 0, NFIELD * 3);
+    tcase_add_loop_test(tc, field_runs, 0, NFIELDRUN * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
