@@ -6,8 +6,10 @@
  * that must move (each input read once, each output written once), T_eff, and
  * the ratio to a ceiling measured in the same run over the same bytes: a
  * read-only sum (for values) or a copy (for gradients and updates).  Peers:
- * expert hand-written C loops for TV 2D/3D and the Tikhonov gradient
- * (perf/hand.h, same flags), checked against stenc in the same run.
+ * expert hand-written C loops for TV 2D/3D (value, gradient), the
+ * Tikhonov gradient (gradient, value_grad), the Laplacian (gradient),
+ * Good's roughness (value) and the 3D Hessian (gradient) (perf/hand.h,
+ * same flags), checked against stenc in the same run.
  *
  * The two ratios issue 14 sets targets for (stenc / hand loop, value_grad /
  * grad) are also measured as duels: the two calls alternated, the median
@@ -228,21 +230,22 @@ static void run_copy_nt(void *p)
     }
 }
 typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
-enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, NHAND };
-/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian */
-static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8};
-/* whether hand loop w is written for D dimensions (the Hessian's, the last,
- * for 3D only: the items' order below stays that of w) */
+enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, HAND_GOODS_VALUE, NHAND };
+/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian, goods */
+static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8, 7};
+/* whether hand loop w is written for D dimensions (the Hessian's for 3D
+ * only) */
 static int hand_has(int w, int D) { return w != HAND_HESS_GRAD || D == 3; }
 /* a hand loop's entry: 0 value, 1 grad, 2 value_grad */
-static int hand_what(int w) { return w == HAND_TV_VALUE ? 0 : w == HAND_TIKG_VG ? 2 : 1; }
+static int hand_what(int w) { return w == HAND_TV_VALUE || w == HAND_GOODS_VALUE ? 0 : w == HAND_TIKG_VG ? 2 : 1; }
 static const char *const entry_names[3] = {"value", "grad", "value_grad"};
 /* one size's round: the three ceilings, three entries per regularizer, the hand loops */
 _Static_assert(3 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MAX");
 static void run_peer(void *p)
 {
     Peer *c = p;
-    if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
+    if (c->what == HAND_GOODS_VALUE) c->v = hand_goods_value(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f);
+    else if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_LAP_GRAD && c->dims == 2) hand_lap2_grad(c->nx, c->ny, c->x, 1, c->g);
     else if (c->what == HAND_LAP_GRAD) hand_lap3_grad(c->nx, c->ny, c->nz, c->x, 1, c->g);
     else if (c->what == HAND_TIKG_VG) c->v = hand_tikg_value_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, c->g);
@@ -368,8 +371,10 @@ int main(int argc, char **argv)
                     items[ni++] = (RoundItem){run_reg, &rcs[nrc++], {0}};
                 }
             const int hand = !dbl && selected("handc");
+            int hitem[NHAND] = {0}; /* each hand loop's item */
             for (int w = 0; w < NHAND && hand; ++w) {
                 if (!hand_has(w, D)) continue;
+                hitem[w] = ni;
                 pes[w] = (Peer){nx, ny, nz, D, x, g, 0, w};
                 RegCall rc = {nx, ny, nz, D, 0, hand_what(w), STENC_NEUMANN, hand_reg[w], x, m, g, 0};
                 check_peer(&pes[w], &rc, N);
@@ -392,8 +397,8 @@ int main(int argc, char **argv)
             for (int w = 0; w < NHAND && hand; ++w)
                 if (hand_has(w, D))
                     row(reg_names[hand_reg[w]], entry_names[hand_what(w)], "handc", D, nx, ny, nz, prec,
-                        items[2 + nrc + w].t[0], (w == HAND_TV_VALUE ? 1.0 : 2.0) * (double)(N * es),
-                        w == HAND_TV_VALUE ? "sum" : "copy", w == HAND_TV_VALUE ? sum_gbs : copy_gbs);
+                        items[hitem[w]].t[0], (hand_what(w) == 0 ? 1.0 : 2.0) * (double)(N * es),
+                        hand_what(w) == 0 ? "sum" : "copy", hand_what(w) == 0 ? sum_gbs : copy_gbs);
             /* the duels: value_grad against grad for every regularizer, stenc
              * against each hand loop */
             for (int k = 0; k < nrc; ++k) {
@@ -410,7 +415,7 @@ int main(int argc, char **argv)
                         char pair[48];
                         snprintf(pair, sizeof pair, "stenc/hand %s", entry_names[hand_what(w)]);
                         const DuelKey dk = {pair, reg_names[hand_reg[w]], prec, D, nx, ny, nz};
-                        duel(&dk, &items[2 + k], &items[2 + nrc + w]);
+                        duel(&dk, &items[2 + k], &items[hitem[w]]);
                     }
             for (size_t w = 0; w < NMINI; ++w) {
                 if (minis[w].dims != D || !selected(minis[w].stencil)) continue;

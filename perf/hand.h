@@ -159,6 +159,61 @@ static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restr
     return s;
 }
 
+/* ---- Good's roughness value, 2D and 3D (nz = 1: 2D, wz unused) ----
+ * sum_p wx (s[p+ex] - s[p])^2 + wy (s[p+ey] - s[p])^2 [+ wz (s[p+ez] -
+ * s[p])^2], s = sqrt(x + eps), the differences 0 past the last point
+ * (Neumann).  Each square root once a row of a strip: strips of
+ * HAND_GSTRIP points outermost, a block of rows inside (a plane in 3D),
+ * the row above's s kept for the next row (two square roots a point in 3D,
+ * one in 2D, instead of four and three) */
+#define HAND_GSTRIP 2048
+static inline void hand_sqrt_row(float *restrict o, const float *restrict r, size_t n, float eps)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; ++i) o[i] = sqrtf(r[i] + eps);
+}
+static double hand_goods_value(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                               float eps)
+{
+    const size_t P = nx * ny, nb = nz > 1 ? 1 : 64, items = nz * nb;
+    double s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+    for (size_t it = 0; it < items; ++it) {
+        const size_t k = it / nb, j0 = ny * (it % nb) / nb, j1 = ny * (it % nb + 1) / nb;
+        _Alignas(64) float sr[2][HAND_GSTRIP + 16], sz[HAND_GSTRIP + 16];
+        for (size_t a = 0; a < nx; a += HAND_GSTRIP) {
+            const size_t e = a + HAND_GSTRIP < nx ? a + HAND_GSTRIP : nx;
+            const size_t w = e - a + (e < nx), nf = e < nx ? e - a : e - a - 1; /* s with the point after; full terms */
+            for (size_t j = j0; j < j1; ++j) {
+                const float *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
+                float *s0 = sr[(j - j0) & 1], *s1 = sr[(j - j0 + 1) & 1];
+                if (j == j0) hand_sqrt_row(s0, r + a, w, eps);
+                hand_sqrt_row(s1, u + a, w, eps);
+                if (nz > 1) hand_sqrt_row(sz, t + a, e - a, eps);
+                const float *zr = nz > 1 ? sz : s0; /* 2D: no z term */
+                float acc = 0, lane[16] = {0};
+                size_t i0 = 0;
+#define HAND_GOODS_TERM(i) (wx * (s0[i + 1] - s0[i]) * (s0[i + 1] - s0[i]) + wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]))
+                for (; i0 + 16 <= nf; i0 += 16) {
+                    if (nz > 1) hand_pf(t, nx + a + i0);
+#pragma omp simd
+                    for (size_t q = 0; q < 16; ++q) lane[q] += HAND_GOODS_TERM(i0 + q);
+                }
+#pragma omp simd reduction(+ : acc)
+                for (size_t i = i0; i < nf; ++i) acc += HAND_GOODS_TERM(i);
+#undef HAND_GOODS_TERM
+                for (size_t q = 0; q < 16; ++q) acc += lane[q];
+                if (nf < e - a) { /* the row's last point: no x term */
+                    const size_t i = nf;
+                    acc += wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]);
+                }
+                s += (double)acc;
+            }
+        }
+    }
+    return s;
+}
+
 /* ---- TV gradient, 2D ---- */
 /* v of row j (partials along y) into v[0..nx): the row below's, recomputed
  * at the first row of a thread's block */
