@@ -1343,25 +1343,19 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
  * range's last vector's points again; a slot's sum (VSUM: roll_sums_value)
- * counts those once.  With prefetches (PF, not VSUM), the whole vectors one
- * at a time, each after PF; a range shorter than a vector point by point. */
+ * counts those once.  With prefetches (PF, not VSUM), the whole vectors a
+ * line at a time, each after PF (m4 stn_pf_loop, as the job's interiors);
+ * a range shorter than a vector point by point. */
 static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
                               const char **fmt, int vsum, const Pins *pins, const char *pf)
 {
-    const int blocks = !vsum && pf && *pf; /* a vector at a time, each after its prefetches */
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
     fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
-    if (blocks) { /* then the points of a range shorter than a vector */
-        fprintf(f, "    ptrdiff_t st_b = st_ma;\n    for (; st_b + st_vl <= st_xm; st_b += st_vl) {\n");
-        print_prefetch_at(f, pf, "st_b");
-        fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_b; i < st_b + st_vl; ++i) {\n");
-        pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
-        fprintf(f, "    }\n    }\n");
-    }
     if (vsum) roll_vsum_open(f, R);
-    else fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = %s; i < st_xm; ++i) {\n", blocks ? "st_b" : "st_ma");
+    else fprintf(f, "stn_pf_loop([[st_ma]], [[st_xm]], [[{\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
-    fprintf(f, "    }\n%s", vsum ? "    st_vs += (double)st_fs;\n    }\n" : "");
+    if (vsum) fprintf(f, "    }\n    st_vs += (double)st_fs;\n    }\n");
+    else fprintf(f, "    }]], [[%s]])", pf ? pf : "");
     fprintf(f, "    if (st_xm < st_mb) {\n%s", vsum ? "    stn_real st_fs = 0;\n    #pragma omp simd reduction(+:st_fs)\n"
                                                      : "    #pragma omp simd\n");
     fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"

@@ -321,10 +321,10 @@ m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
 ]])
 
-# stn_vrow_plain(INTERIOR): a double value_grad's row, its values summed
-# into st_acc (an omp simd reduction)
+# stn_vrow_plain(FROM, TO, INTERIOR): the points [FROM, TO) of a double
+# value_grad's row, their values summed into st_acc (an omp simd reduction)
 m4_define([[stn_vrow_plain]], [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $1 }
+            for (ptrdiff_t i = $1; i < $2; ++i) { $3 }
 m4_popdef([[stn_vacc]])]])
 # stn_vrow_nt(INTERIOR): stn_vrow_plain for the beta == 0 copy whose
 # gradient streams: the points before the first whole line and after the
@@ -332,18 +332,14 @@ m4_popdef([[stn_vacc]])]])
 # each line summed in lane u of st_ld (registers), the lanes into st_acc
 # at the row's end; no line: stn_vrow_plain
 m4_define([[stn_vrow_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
-m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia; i < st_ia + st_na; ++i) { $1 }
-m4_popdef([[stn_vacc]])            stn_real st_ld[64 / sizeof(stn_real)] = {0};
+stn_vrow_plain([[st_ia]], [[st_ia + st_na]], [[$1]])            stn_real st_ld[64 / sizeof(stn_real)] = {0};
 m4_pushdef([[stn_vacc]], [[st_ld[st_u] += st_v;]])m4_dnl
 stn_nt_lines(st_ia + st_na, st_ia + st_nb, [[            #pragma omp simd
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
 ]], [[stn_pf_at([[st_il]])]])m4_popdef([[stn_vacc]])m4_dnl
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_acc += (double)st_ld[st_u];
-m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
-            for (ptrdiff_t i = st_ia + st_nb; i < st_ib; ++i) { $1 }
-m4_popdef([[stn_vacc]])            } else {
-stn_vrow_plain([[$1]])            }
+stn_vrow_plain([[st_ia + st_nb]], [[st_ib]], [[$1]])            } else {
+stn_vrow_plain([[st_ia]], [[st_ib]], [[$1]])            }
 ]])
 
 # stn_tail_here(ACC, BETA): 1 where an interior loop may run its last
@@ -374,19 +370,23 @@ m4_define([[stn_j_nt]], [[]])
 # stn_nt_here: 1 in the beta == 0 copy of a loop (stn_tailok) of a job
 # whose gradient may stream (stn_j_nt), where its streaming forms apply
 m4_define([[stn_nt_here]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, 1, 0)]])
-# stn_pf_at(POINT): the job's prefetches (stn_j_pf) from point POINT of the
-# row on, each a line of a block of an interior loop; none without them
+# stn_pf_at(POINT[, PF]): the prefetches PF (default the job's, stn_j_pf)
+# from point POINT of the row on, each a line of a block of an interior
+# loop; none without them
 m4_define([[stn_j_pf]], [[]])
-m4_define([[stn_pf_at]], [[m4_ifelse(stn_j_pf, [[]], [[]], [[            { const ptrdiff_t st_pi = $1;stn_j_pf }
+m4_define([[stn_pf_text]], [[m4_ifelse([[$1]], [[]], [[stn_j_pf]], [[$1]])]])
+m4_define([[stn_pf_at]], [[m4_ifelse(stn_pf_text([[$2]]), [[]], [[]], [[            { const ptrdiff_t st_pi = $1;stn_pf_text([[$2]]) }
 ]])]])
-# stn_pf_loop(FROM, TO, BODY): for i in [FROM, TO), BODY under omp simd;
-# with the job's prefetches (stn_j_pf) whole 64-byte lines' worth of points
-# at a time, each after them, then the rest
-m4_define([[stn_pf_loop]], [[m4_ifelse(stn_j_pf, [[]], [[            #pragma omp simd
+# stn_pf_loop(FROM, TO, BODY[, PF]): for i in [FROM, TO), BODY under omp
+# simd; with prefetches (PF, default the job's) whole 64-byte lines' worth
+# of points at a time, each after them, then the rest.  The job's interior
+# loops and the rolling row functions (gen/emit.c roll_vector_loops, PF
+# given) share it
+m4_define([[stn_pf_loop]], [[m4_ifelse(stn_pf_text([[$4]]), [[]], [[            #pragma omp simd
             for (ptrdiff_t i = $1; i < $2; ++i) $3
 ]], [[            ptrdiff_t st_pb = $1;
             for (; st_pb + (ptrdiff_t)(64 / sizeof(stn_real)) <= $2; st_pb += (ptrdiff_t)(64 / sizeof(stn_real))) {
-stn_pf_at([[st_pb]])            #pragma omp simd
+stn_pf_at([[st_pb]], [[$4]])            #pragma omp simd
             for (ptrdiff_t i = st_pb; i < st_pb + (ptrdiff_t)(64 / sizeof(stn_real)); ++i) $3
             }
             #pragma omp simd
@@ -436,7 +436,7 @@ m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reducti
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$1$3]], 11, [[m4_ifelse(stn_nt_here, 1, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
+]], [[$1$3]], 11, [[m4_ifelse(stn_nt_here, 1, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[st_ia]], [[st_ib]], [[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
             const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
             stn_real st_vb[2048];
 stn_pf_loop([[st_i0]], [[st_ie]], [[{ const ptrdiff_t st_vi = i - st_i0; $2 }]])m4_dnl
