@@ -114,6 +114,32 @@ static const Grid grids[] = {
 };
 enum { NGRID = sizeof grids / sizeof grids[0] };
 
+/* A's gradients (grad into gx, gy; value_grad with alpha 0.5 and beta -2
+ * onto the start sx, sy, into hx, hy) against central differences of REF
+ * at every row's ends and every 7th point of the rest, both arrays */
+static void check_gradients(RefFn ref, const Grid *G, int mode, Arrays *A, const char *what)
+{
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    const double h = 1e-6;
+    double gmax = 0;
+    for (size_t q = 0; q < N; ++q) gmax = fmax(gmax, fmax(fabs(A->gx[q]), fabs(A->gy[q])));
+    for (int arr = 0; arr < 2; ++arr) {
+        double *a = arr ? A->y : A->x, *g = arr ? A->gy : A->gx, *gv = arr ? A->hy : A->hx, *st = arr ? A->sy : A->sx;
+        for (size_t q = 0; q < N; ++q) {
+            const size_t i = q % G->n[0];
+            if (i >= 4 && i + 4 < G->n[0] && q % 7) continue;
+            const double fd = central_diff(ref, G, mode, A->x, A->y, a, q, h);
+            ck_assert_msg(fabs(g[q] - fd) <= 1e-6 * (1 + gmax),
+                          "%zux%zux%zu mode %d %s %s grad at %zu (%zu, %zu, %zu): %.12g vs FD %.12g", G->n[0], G->n[1],
+                          G->n[2], mode, what, arr ? "y" : "x", q, i, q / G->n[0] % G->n[1], q / (G->n[0] * G->n[1]),
+                          g[q], fd);
+            ck_assert_msg(fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + gmax),
+                          "%s value_grad %s at %zu: %.15g, want %.15g", what, arr ? "y" : "x", q, gv[q],
+                          -2 * st[q] + 0.5 * g[q]);
+        }
+    }
+}
+
 START_TEST(pair_value_and_gradients)
 {
     const Grid *G = &grids[_i / 3];
@@ -122,7 +148,7 @@ START_TEST(pair_value_and_gradients)
     const double eps = PAIR_EPS;
     rng_t rg = {4100 + (uint64_t)_i};
     Arrays A = arrays_new(N, &rg);
-    double *x = A.x, *y = A.y, *gx = A.gx, *gy = A.gy, *hx = A.hx, *hy = A.hy, *sx = A.sx, *sy = A.sy;
+    double *x = A.x, *y = A.y, *gx = A.gx, *gy = A.gy, *hx = A.hx, *hy = A.hy;
     double v = 0, vg = 0;
     CK_OK(call(G, 0, mode, x, y, eps, &v, 0, 0, NULL, NULL));
     const double vref = ref_value(G, mode, x, y);
@@ -132,24 +158,7 @@ START_TEST(pair_value_and_gradients)
     /* value_grad with alpha/beta onto a known start: beta*start + alpha*g */
     CK_OK(call(G, 2, mode, x, y, eps, &vg, 0.5, -2, hx, hy));
     ck_assert_msg(reldiff(vg, vref, 1) < 1e-12, "value_grad value %.15g, reference %.15g", vg, vref);
-    /* central differences of the reference at every point of both arrays */
-    const double h = 1e-6;
-    double gmax = 0;
-    for (size_t q = 0; q < N; ++q) gmax = fmax(gmax, fmax(fabs(gx[q]), fabs(gy[q])));
-    for (int arr = 0; arr < 2; ++arr) {
-        double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx, *st = arr ? sy : sx;
-        for (size_t q = 0; q < N; ++q) {
-            const size_t i = q % G->n[0];
-            /* every row's ends, every 7th point of the rest */
-            if (i >= 4 && i + 4 < G->n[0] && q % 7) continue;
-            const double fd = central_diff(ref_value, G, mode, x, y, a, q, h);
-            ck_assert_msg(fabs(g[q] - fd) <= 1e-6 * (1 + gmax), "%zux%zux%zu mode %d %s grad at %zu (%zu, %zu, %zu): %.12g vs FD %.12g",
-                          G->n[0], G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, q / G->n[0] % G->n[1],
-                          q / (G->n[0] * G->n[1]), g[q], fd);
-            ck_assert_msg(fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + gmax),
-                          "value_grad %s at %zu: %.15g, want %.15g", arr ? "y" : "x", q, gv[q], -2 * st[q] + 0.5 * g[q]);
-        }
-    }
+    check_gradients(ref_value, G, mode, &A, "pair");
     arrays_free(&A);
 }
 END_TEST
@@ -430,21 +439,7 @@ START_TEST(field_value_and_gradients)
     CK_OK(call_field(G, 1, mode, x, y, NULL, 1, 0, gx, gy));
     CK_OK(call_field(G, 2, mode, x, y, &vg, 0.5, -2, hx, hy));
     ck_assert_msg(reldiff(vg, vref, 1) < 1e-12, "field value_grad value %.15g, reference %.15g", vg, vref);
-    const double h = 1e-6;
-    double gmax = 0;
-    for (size_t q = 0; q < N; ++q) gmax = fmax(gmax, fmax(fabs(gx[q]), fabs(gy[q])));
-    for (int arr = 0; arr < 2; ++arr) {
-        double *a = arr ? y : x, *g = arr ? gy : gx, *gv = arr ? hy : hx, *st = arr ? sy : sx;
-        for (size_t q = 0; q < N; ++q) {
-            const size_t i = q % G->n[0];
-            if (i >= 4 && i + 4 < G->n[0] && q % 7) continue;
-            const double fd = central_diff(ref_field, G, mode, x, y, a, q, h);
-            ck_assert_msg(fabs(g[q] - fd) <= 1e-6 * (1 + gmax) &&
-                              fabs(gv[q] - (-2 * st[q] + 0.5 * g[q])) <= 1e-12 * (1 + fabs(st[q]) + gmax),
-                          "%zux%zux%zu mode %d field %s grad at %zu (i %zu): grad %.12g value_grad %.12g FD %.12g",
-                          G->n[0], G->n[1], G->n[2], mode, arr ? "y" : "x", q, i, g[q], gv[q], fd);
-        }
-    }
+    check_gradients(ref_field, G, mode, &A, "field");
     arrays_free(&A);
 }
 END_TEST
