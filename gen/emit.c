@@ -1395,7 +1395,7 @@ static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int 
                "ptrdiff_t st_jq, ptrdiff_t st_kq", ends && merged ? "inline" : "STENC_NOINLINE", in->fn, lag,
             value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
-    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s%s)\n{\n    (void)st_kq; (void)st_tyr; (void)st_jt;",
+    fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s%s)\n{\n    (void)st_jq; (void)st_kq; (void)st_tyr; (void)st_jt;",
             ends || merged ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
             value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "",
             so ? ", ptrdiff_t st_so" : "");
