@@ -2257,16 +2257,28 @@ static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int
 }
 
 /* R->vdiag: row (j, k)'s own values when no interior row before it counted
- * them as its newest row (print_roll_row: the first interior rows of a
- * plane and the first interior plane, 1/n of the rows per axis): the
- * x-interior directly, the ends by the mapped value helper */
+ * them as its newest row.  A plain row function counts its newest row's
+ * values; the mapped one (an R row whose reads leave the grid along y or z,
+ * print_mapped_dispatch, with R->ext) does not.  So a row counts its own
+ * values when its reads leave the grid (each point of the value's domain
+ * by the mapped value helper: the rolling rows reach one row or plane past
+ * the value's interior however far its taps reach, roll_extend), or when
+ * the row below it by the newest row's offset does not roll
+ * (print_roll_row: the first interior rows of a plane and the first
+ * interior plane, 1/n of the rows per axis; the x-interior directly, the
+ * ends by the mapped helper) */
 static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
 {
     static const char *vars[3] = {"(st_xo + i)", "j", "k"};
     const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
     const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
+    const long *omin = in->P->omin, *omax = in->P->omax;
     Node *root = in->P->rv.f;
-    fprintf(f, "            if (j%+ld < st_rlo1 || k%+ld < st_rlo2) {\n", R->miny, R->minz);
+    fprintf(f, "            if (!(j >= %ld && j < st_n1 - %ld && k >= %ld && k < st_n2 - %ld)) {\n"
+               "            if (j >= st_dlo1 && j < st_dhi1 && k >= st_dlo2 && k < st_dhi2)\n"
+               "            for (ptrdiff_t i = st_dlo0; i < st_dhi0; ++i)\n                st_acc += (double)%s;\n"
+               "            } else if (j%+ld < st_rlo1 || k%+ld < st_rlo2) {\n",
+            -omin[1], omax[1], -omin[2], omax[2], in->mval, R->miny, R->minz);
     fprintf(f, "            for (int st_h = 0; st_h < 2; ++st_h)\n"
                "            for (ptrdiff_t i = st_h ? stenc_imax(st_ib, st_dlo0) : st_dlo0; i < (st_h ? st_dhi0 : stenc_imin(st_ia, st_dhi0)); ++i)\n"
                "                st_acc += (double)%s;\n", in->mval);

@@ -444,6 +444,78 @@ START_TEST(field_value_and_gradients)
 }
 END_TEST
 
+/* reach: sum over the mode's points of (S x[p-2ey] - S y[p])^2 +
+ * 1 / ((eps + y[p+ey]^2) (eps + x[p+2ez]^2)) (2D: x[p+2ex]), S v =
+ * sqrt(eps + v^2) */
+static double ref_reach(const Grid *G, int mode, const double *x, const double *y)
+{
+    const double eps = PAIR_EPS;
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) { /* y in [-2, 1]; x in [0, 2] (2D) or z in [0, 2] (3D) */
+        lo[1] = 2; hi[1] -= 1;
+        if (G->D == 3) hi[2] -= 2;
+        else hi[0] -= 2;
+    }
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                const double a = ref_at(G, x, i, j, k, 0, -2, 0, mode), b = ref_at(G, y, i, j, k, 0, 0, 0, mode);
+                const double c = ref_at(G, y, i, j, k, 0, 1, 0, mode);
+                const double e = G->D == 3 ? ref_at(G, x, i, j, k, 0, 0, 2, mode) : ref_at(G, x, i, j, k, 2, 0, 0, mode);
+                const double t = sqrt(eps + a * a) - sqrt(eps + b * b);
+                s += t * t + 1 / ((eps + c * c) * (eps + e * e));
+            }
+    return s;
+}
+
+static int call_reach(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
+                      double beta, double *gx, double *gy)
+{
+    const size_t *n = G->n;
+    const double eps = PAIR_EPS;
+    if (G->D == 2) {
+        if (kind == 0) return stenc_pair_reach_value_2d_f64(n[0], n[1], mode, x, y, eps, v);
+        if (kind == 1) return stenc_pair_reach_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy);
+        return stenc_pair_reach_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
+    }
+    if (kind == 0) return stenc_pair_reach_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);
+    if (kind == 1) return stenc_pair_reach_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy);
+    return stenc_pair_reach_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
+}
+
+/* pair's grids, two with more rows and planes (runs of rows, several
+ * planes past the value's interior) */
+static const Grid reach_grids[] = {
+    {{1100, 7, 1}, 2}, {{9, 13, 1}, 2}, {{530, 5, 4}, 3}, {{17, 9, 8}, 3}, {{20, 40, 6}, 3}, {{13, 6, 30}, 3},
+};
+enum { NREACH = sizeof reach_grids / sizeof reach_grids[0] };
+
+/* reach's value and value_grad value against the reference (the
+ * value_grad's rows whose reads leave the grid, or whose row two below does
+ * not roll, count their own values), its gradients against central
+ * differences of the reference */
+START_TEST(reach_value_and_gradients)
+{
+    const Grid *G = &reach_grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    rng_t rg = {9600 + (uint64_t)_i};
+    Arrays A = arrays_new(N, &rg);
+    double v = 0, vg = 0;
+    CK_OK(call_reach(G, 0, mode, A.x, A.y, &v, 0, 0, NULL, NULL));
+    CK_OK(call_reach(G, 1, mode, A.x, A.y, NULL, 1, 0, A.gx, A.gy));
+    CK_OK(call_reach(G, 2, mode, A.x, A.y, &vg, 0.5, -2, A.hx, A.hy));
+    const double vref = ref_reach(G, mode, A.x, A.y);
+    ck_assert_msg(reldiff(v, vref, 1) < 1e-12 && reldiff(vg, vref, 1) < 1e-12,
+                  "%zux%zux%zu mode %d reach value %.15g, value_grad value %.15g, reference %.15g", G->n[0], G->n[1],
+                  G->n[2], mode, v, vg, vref);
+    check_gradients(ref_reach, G, mode, &A, "reach");
+    arrays_free(&A);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
@@ -454,6 +526,7 @@ int main(void)
     tcase_add_loop_test(tc, cheap_value_and_gradients, 0, NCHEAP * 3);
     tcase_add_loop_test(tc, field_value_and_gradients, 0, NFIELD * 3);
     tcase_add_loop_test(tc, field_runs, 0, NFIELDRUN * 3);
+    tcase_add_loop_test(tc, reach_value_and_gradients, 0, NREACH * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
