@@ -3162,6 +3162,12 @@ static int plan_taps(RedPlan *P)
             if (taps[t]->idx[d].c < P->omin[d]) P->omin[d] = taps[t]->idx[d].c;
             if (taps[t]->idx[d].c > P->omax[d]) P->omax[d] = taps[t]->idx[d].c;
         }
+        /* the point itself counts as read (offset 0): with taps only at
+         * positive (negative) offsets along d, the valid domain, the
+         * gradient's interior and the rolling rows' x range would otherwise
+         * reach past the grid's first (last) point */
+        if (P->omin[d] > 0) P->omin[d] = 0;
+        if (P->omax[d] < 0) P->omax[d] = 0;
         P->minvalid[d] = d < P->D ? P->omax[d] - P->omin[d] + 1 : 1;
     }
     P->ndt = 0;

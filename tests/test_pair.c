@@ -516,6 +516,66 @@ START_TEST(reach_value_and_gradients)
 }
 END_TEST
 
+/* oneside: sum over the mode's points of sqrt(eps + (x[p+ex-ey] -
+ * y[p+2ex-2ez])^2) + x[p+2ex-2ey-ez] y[p+ex-ey] (2D: no z offsets) */
+static double ref_oneside(const Grid *G, int mode, const double *x, const double *y)
+{
+    const double eps = PAIR_EPS;
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) { /* x in [0, 2], y in [-2, 0], z in [-2, 0] */
+        hi[0] -= 2;
+        lo[1] = 2;
+        if (G->D == 3) lo[2] = 2;
+    }
+    const long z2 = G->D == 3 ? -2 : 0, z1 = G->D == 3 ? -1 : 0;
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                const double a = ref_at(G, x, i, j, k, 1, -1, 0, mode) - ref_at(G, y, i, j, k, 2, 0, z2, mode);
+                s += sqrt(eps + a * a) + ref_at(G, x, i, j, k, 2, -2, z1, mode) * ref_at(G, y, i, j, k, 1, -1, 0, mode);
+            }
+    return s;
+}
+
+static int call_oneside(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
+                        double beta, double *gx, double *gy)
+{
+    const size_t *n = G->n;
+    const double eps = PAIR_EPS;
+    if (G->D == 2) {
+        if (kind == 0) return stenc_pair_oneside_value_2d_f64(n[0], n[1], mode, x, y, eps, v);
+        if (kind == 1) return stenc_pair_oneside_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy);
+        return stenc_pair_oneside_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
+    }
+    if (kind == 0) return stenc_pair_oneside_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);
+    if (kind == 1) return stenc_pair_oneside_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy);
+    return stenc_pair_oneside_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
+}
+
+/* oneside's value and value_grad value against the reference, its
+ * gradients against central differences (reach's grids) */
+START_TEST(oneside_value_and_gradients)
+{
+    const Grid *G = &reach_grids[_i / 3];
+    const int mode = _i % 3;
+    const size_t N = G->n[0] * G->n[1] * G->n[2];
+    rng_t rg = {10700 + (uint64_t)_i};
+    Arrays A = arrays_new(N, &rg);
+    double v = 0, vg = 0;
+    CK_OK(call_oneside(G, 0, mode, A.x, A.y, &v, 0, 0, NULL, NULL));
+    CK_OK(call_oneside(G, 1, mode, A.x, A.y, NULL, 1, 0, A.gx, A.gy));
+    CK_OK(call_oneside(G, 2, mode, A.x, A.y, &vg, 0.5, -2, A.hx, A.hy));
+    const double vref = ref_oneside(G, mode, A.x, A.y);
+    ck_assert_msg(reldiff(v, vref, 1) < 1e-12 && reldiff(vg, vref, 1) < 1e-12,
+                  "%zux%zux%zu mode %d oneside value %.15g, value_grad value %.15g, reference %.15g", G->n[0],
+                  G->n[1], G->n[2], mode, v, vg, vref);
+    check_gradients(ref_oneside, G, mode, &A, "oneside");
+    arrays_free(&A);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
@@ -527,6 +587,7 @@ int main(void)
     tcase_add_loop_test(tc, field_value_and_gradients, 0, NFIELD * 3);
     tcase_add_loop_test(tc, field_runs, 0, NFIELDRUN * 3);
     tcase_add_loop_test(tc, reach_value_and_gradients, 0, NREACH * 3);
+    tcase_add_loop_test(tc, oneside_value_and_gradients, 0, NREACH * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
