@@ -2178,6 +2178,11 @@ static void roll_extend(const RollIn *in, Roll *R)
         const long omin = P->omin[d], omax = P->omax[d], w = omax - omin;
         R->rlo[d] = omax > (omin < 0) ? omax : (omin < 0);
         R->rhi[d] = -omin > (omax > 0) ? -omin : (omax > 0);
+        /* and never rows whose own taps leave the grid: their values (the
+         * gather's, in plane order, or a row's own) read the taps directly
+         * (a reach of 2 below the point gave rlo 1: row 1 read row -1) */
+        if (R->rlo[d] < -omin) R->rlo[d] = -omin;
+        if (R->rhi[d] < omax) R->rhi[d] = omax;
         if (R->rlo[d] < (w > -omin ? w : -omin) || R->rhi[d] < (w > omax ? w : omax)) R->ext = 1;
     }
 }

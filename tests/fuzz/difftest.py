@@ -11,7 +11,8 @@ this script (indices mapped by the mode; the valid mode's points those
 whose taps all lie inside).  The tolerance is 1e-11 of the sum of the
 terms' magnitudes.  Found, in session 35: values of rows whose taps leave
 the grid along y or z counted wrongly by 3D value_grads, and reductions
-with taps on one side of the point reading past the grid."""
+with taps on one side of the point reading past the grid, and (odd
+cases) rolling rows below a reach of 2 reading row -1 in plane order."""
 import os, random, re, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -105,7 +106,10 @@ def one(rg, work, case):
         keys['hi%d' % dd] = max(0, max(o[dd] for o in offs))
     open(os.path.join(d, 'drv.c'), 'w').write(DRIVER % keys)
     exe = os.path.join(d, 'drv')
-    c = subprocess.run(['gcc', '-std=c11', '-O1', '-g', '-fsanitize=address,undefined', '-fopenmp', '-fno-math-errno',
+    # odd cases: the other rolling order and the sanitizer build's small tiles and strips (GNUmakefile SAN_TILES)
+    small = ['-DSTENC_ROLL_PLANES=1', '-DSTENC_TILE_BYTES=16384', '-DSTENC_RING_TILE_BYTES=16384', '-DSTENC_RSTRIP=32',
+             '-DSTENC_VSTRIP=16', '-DSTENC_FIELD_BYTES=128'] if case % 2 else []
+    c = subprocess.run(['gcc', '-std=c11', '-O1', '-g', '-fsanitize=address,undefined', '-fopenmp', '-fno-math-errno'] + small + [
                         '-I' + os.path.join(ROOT, 'runtime'), '-I' + d, os.path.join(d, 'dt.c'), os.path.join(d, 'drv.c'),
                         os.path.join(ROOT, 'build/lib/libstenc.a'), '-lm', '-o', exe], capture_output=True, text=True)
     if c.returncode: return 'compile: ' + c.stderr[:400]
