@@ -75,6 +75,7 @@ def tap(rg, D):
 def term(rg, D):
     """a term: (stencil language, C over X(a, b, c), its offsets)"""
     a, b = tap(rg, D), tap(rg, D)
+    while b == a: b = tap(rg, D)  # f(a) - f(a) folds to 0 and its taps drop out of the valid domain
     sa, sb = 'at(x,%d,%d,%d)' % tuple(a), 'at(x,%d,%d,%d)' % tuple(b)
     ca, cb = 'X(%d,%d,%d)' % tuple(a), 'X(%d,%d,%d)' % tuple(b)
     k = rg.randint(0, 4)
