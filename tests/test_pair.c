@@ -322,6 +322,25 @@ START_TEST(cheap_value_and_gradients)
 }
 END_TEST
 
+/* call_NAME(G, KIND, MODE, X, Y, V, ALPHA, BETA, GX, GY): reduction NAME
+ * of pair.stn (one parameter, eps = PAIR_EPS): KIND 0 its value, 1 its
+ * gradients, 2 both, 2D or 3D as G says */
+#define PAIR_CALLER(NAME)                                                                                              \
+    static int call_##NAME(const Grid *G, int kind, int mode, const double *x, const double *y, double *v,          \
+                           double alpha, double beta, double *gx, double *gy)                                        \
+    {                                                                                                                \
+        const size_t *n = G->n;                                                                                      \
+        const double eps = PAIR_EPS;                                                                                 \
+        if (G->D == 2) {                                                                                             \
+            if (kind == 0) return stenc_pair_##NAME##_value_2d_f64(n[0], n[1], mode, x, y, eps, v);                  \
+            if (kind == 1) return stenc_pair_##NAME##_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy); \
+            return stenc_pair_##NAME##_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);      \
+        }                                                                                                            \
+        if (kind == 0) return stenc_pair_##NAME##_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);                \
+        if (kind == 1) return stenc_pair_##NAME##_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy); \
+        return stenc_pair_##NAME##_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);    \
+    }
+
 /* field: sum over the mode's points of (Lx[p+2ex] - Lx[p-ex])^2 +
  * (Lx[p+ey] - Lx[p-ey]) Sy[p] + Sy[p+ex+ey] x[p] [+ Lx[p+ez] Sy[p-ez]],
  * L = log(eps + v^2), S = sqrt(eps + v^2); with ABS the sum of the terms'
@@ -357,20 +376,7 @@ static double ref_field(const Grid *G, int mode, const double *x, const double *
     return ref_field_sum(G, mode, x, y, 0);
 }
 
-static int call_field(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
-                      double beta, double *gx, double *gy)
-{
-    const size_t *n = G->n;
-    const double eps = PAIR_EPS;
-    if (G->D == 2) {
-        if (kind == 0) return stenc_pair_field_value_2d_f64(n[0], n[1], mode, x, y, eps, v);
-        if (kind == 1) return stenc_pair_field_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy);
-        return stenc_pair_field_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
-    }
-    if (kind == 0) return stenc_pair_field_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);
-    if (kind == 1) return stenc_pair_field_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy);
-    return stenc_pair_field_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
-}
+PAIR_CALLER(field)
 
 /* the grids of pair's test, and two with more rows a plane */
 static const Grid field_grids[] = {
@@ -470,20 +476,7 @@ static double ref_reach(const Grid *G, int mode, const double *x, const double *
     return s;
 }
 
-static int call_reach(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
-                      double beta, double *gx, double *gy)
-{
-    const size_t *n = G->n;
-    const double eps = PAIR_EPS;
-    if (G->D == 2) {
-        if (kind == 0) return stenc_pair_reach_value_2d_f64(n[0], n[1], mode, x, y, eps, v);
-        if (kind == 1) return stenc_pair_reach_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy);
-        return stenc_pair_reach_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
-    }
-    if (kind == 0) return stenc_pair_reach_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);
-    if (kind == 1) return stenc_pair_reach_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy);
-    return stenc_pair_reach_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
-}
+PAIR_CALLER(reach)
 
 /* pair's grids, two with more rows and planes (runs of rows, several
  * planes past the value's interior) */
@@ -539,20 +532,7 @@ static double ref_oneside(const Grid *G, int mode, const double *x, const double
     return s;
 }
 
-static int call_oneside(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
-                        double beta, double *gx, double *gy)
-{
-    const size_t *n = G->n;
-    const double eps = PAIR_EPS;
-    if (G->D == 2) {
-        if (kind == 0) return stenc_pair_oneside_value_2d_f64(n[0], n[1], mode, x, y, eps, v);
-        if (kind == 1) return stenc_pair_oneside_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy);
-        return stenc_pair_oneside_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);
-    }
-    if (kind == 0) return stenc_pair_oneside_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);
-    if (kind == 1) return stenc_pair_oneside_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy);
-    return stenc_pair_oneside_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);
-}
+PAIR_CALLER(oneside)
 
 /* oneside's value and value_grad value against the reference, its
  * gradients against central differences (reach's grids) */
