@@ -509,8 +509,9 @@ m4_define([[stn_rowfn_close]], [[m4_ifelse([[$1]], 1, [[    return st_acc;
 # (a field read at y offsets 0 and 1 is evaluated once a point, not
 # twice); each row's part of the strip then runs INTERIOR over
 # [st_fa, st_fe) as stn_interior does over a row, and in the row's last
-# strip its x ends (their lines then in cache: after the run's strips they
-# cost 1.2x the time, perf/NOTES.md section 43)
+# strip its x ends (their lines then in cache; after all the strips they
+# measured no different, perf/NOTES.md section 43); rows without an
+# x-interior (a grid narrower than the taps' reach) run their ends alone
 m4_define([[stn_rowfn_fields]], [[stn_rowfn_open([[$1]], [[$4]])stn_j_fdecl[[]]m4_dnl
     for (ptrdiff_t st_fa = st_ia; st_fa < st_ib; st_fa += st_fsp) {
     const ptrdiff_t st_fe = st_ib - st_fa < st_fsp ? st_ib : st_fa + st_fsp;
@@ -523,6 +524,9 @@ stn_interior([[$1]], [[$2]], [[$3]])    }
 stn_row_ends[[]]    }
     }
     }
+    for (ptrdiff_t st_jr = 0; st_jr < st_nr && st_ia >= st_ib; ++st_jr) {
+    const ptrdiff_t j = st_j0 + st_jr; (void)j;
+stn_row_ends[[]]    }
 stn_rowfn_close([[$1]])]])
 
 # stn_row_ends: the x ends of row j of stn_loops (its fast ends block when
