@@ -882,18 +882,6 @@ static void point_sums_store(FILE *f, int N, const int *diff, const char *const 
  * point needs that are not in the ring (the start of a chunk, a tile or a
  * plane) are computed first, by small functions of their own.  The CUDA
  * kernels keep the direct gather. */
-static int costly_tag = -1;
-static int costly_rec(Node *n, int tag)
-{
-    if (n->mark == tag) return 0;
-    n->mark = tag;
-    if (n->kind == E_CALL && n->op != F_ABS && n->op != F_MIN && n->op != F_MAX && n->op != F_FLOOR && n->op != F_SIGN) return 1;
-    if (n->kind == E_DIV && n->a[1]->kind != E_NUM && n->a[1]->kind != E_PARAM) return 1;
-    for (int i = 0; i < n->nargs; ++i)
-        if (costly_rec(n->a[i], tag)) return 1;
-    return 0;
-}
-static int costly(Node *n) { return costly_rec(n, --costly_tag); }
 
 typedef struct {
     Node *f;         /* what a slot holds at each R point */
@@ -2195,7 +2183,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
     const int D = s->dims, ndt = in->P->ndt;
     int any = 0;
     if (D < 2 || ndt < 2) return 0;
-    for (int t = 0; t < ndt; ++t) any |= costly(in->P->part[t]);
+    for (int t = 0; t < ndt; ++t) any |= ex_costly(in->P->part[t]);
     plan_box(s, ndt, in->P->dtaps, R);
     /* the value rides along with the newest row when that row is the point's
      * own (forward taps): the v row function returns the strip's sum; else it

@@ -45,16 +45,6 @@ static int one_tap(Walk *w, Node *n, Node **t)
     return r;
 }
 
-static int costly_rec(const Node *n)
-{
-    if (n->kind == E_CALL && n->op != F_ABS && n->op != F_MIN && n->op != F_MAX && n->op != F_FLOOR && n->op != F_SIGN)
-        return 1;
-    if (n->kind == E_DIV && n->a[1]->kind != E_NUM && n->a[1]->kind != E_PARAM) return 1;
-    for (int i = 0; i < n->nargs; ++i)
-        if (costly_rec(n->a[i])) return 1;
-    return 0;
-}
-
 /* a tap relative to the point along every dimension */
 static int relative(const Walk *w, const Node *t)
 {
@@ -69,7 +59,7 @@ static void find_occurrences(Walk *w, Node *n)
     if (w->seen[n->id]) return;
     w->seen[n->id] = 1;
     Node *t = NULL;
-    if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && costly_rec(n)) {
+    if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && ex_costly(n)) {
         if (w->nocc < MAXTAP) {
             long back[3] = {0, 0, 0};
             for (int d = 0; d < 3; ++d) back[d] = -t->idx[d].c;

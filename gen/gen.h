@@ -155,6 +155,9 @@ int ex_factor_terms(Node *n, Node *within, Node **coef, Node **rest, int *neg, i
 Node *ex_substitute(Node *n, Node *const *from, Node *const *to, int count);
 /* collect distinct taps of n (all arrays, or one array when arr >= 0) */
 int ex_taps(Node *n, int arr, Node **out, int max);
+/* does n hold a call (other than abs, min, max, floor, sign) or a division
+ * by something not a number or parameter? (rolling rows, point fields) */
+int ex_costly(Node *n);
 /* does n read array arr? */
 int ex_reads(Node *n, int arr);
 /* does n use parameter p? */
