@@ -1114,6 +1114,7 @@ typedef struct RedPlan {
     int D, N, first_read, ndt;
     int reads[MAXARR], diff[MAXARR], params[MAXPARAM];
     long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
+    long last[3];            /* 3D: the last tap in walk order (highest z, then y) */
     Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
     Node *gsum[MAXARR];      /* the gather form at interior points, per array */
     char base[160];
@@ -1141,17 +1142,19 @@ static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, lon
     return str_close(&t);
 }
 
-/* the prefetches of a reduction's interior rows (JobOpt.pf): at
- * the value's highest offsets, or with the gradient those of its gather
- * form (minus the taps' lowest) where higher; a value with point fields
- * (stn_rowfn_fields) a row further, the row the next row's fields read
- * first (its fills have read the row's own: 0.91 of the time at 512^3,
- * perf/NOTES.md section 43) */
+/* the prefetches of a reduction's interior rows (JobOpt.pf).  A value:
+ * the row the next row reads first, a row above the last tap in walk
+ * order (P->last: the Hessian's (1, 1) asks for row (j + 2, k + 1), TV's
+ * (0, 1) for (j + 1, k + 1)), with point fields (stn_rowfn_fields) a row
+ * further, the row the next row's fills read first (0.91 of the time at
+ * 512^3, perf/NOTES.md section 43).  With the gradient: the highest
+ * offsets of the taps or of its gather form (minus the taps' lowest),
+ * whichever is higher. */
 static char *reduce_prefetch(const RedPlan *P, int want_g)
 {
     long up[3] = {0, 0, 0};
     for (int d = 1; d < P->D; ++d) up[d] = want_g && -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];
-    if (!want_g && P->F.n > 0) up[1] += 1;
+    if (!want_g) up[1] = P->last[1] + 1 + (P->F.n > 0), up[2] = P->last[2];
     return prefetch_text(P, "j", "k", up[1], up[2]);
 }
 
@@ -3162,6 +3165,10 @@ static int plan_taps(RedPlan *P)
         if (P->omin[d] > 0) P->omin[d] = 0;
         if (P->omax[d] < 0) P->omax[d] = 0;
         P->minvalid[d] = d < P->D ? P->omax[d] - P->omin[d] + 1 : 1;
+    }
+    for (int t = 0; t < nt; ++t) {
+        const long dy = P->D > 1 ? taps[t]->idx[1].c : 0, dz = P->D > 2 ? taps[t]->idx[2].c : 0;
+        if (t == 0 || dz > P->last[2] || (dz == P->last[2] && dy > P->last[1])) P->last[1] = dy, P->last[2] = dz;
     }
     P->ndt = 0;
     for (int t = 0; t < nt; ++t) {

@@ -612,6 +612,51 @@ static inline void hand_hess_factors(size_t nx, size_t ny, size_t nz, size_t j, 
     fxy[-1] = fxz[-1] = 0;
 }
 
+/* ---- the total Hessian's value, 3D ----
+ * sum_p R(p), R as above (Neumann taps clamped).  Rows in z-major order,
+ * lines of 16 points in lanes (registers) after the prefetch of row
+ * (j + 1, k + 1), the shared 2 x[p] computed once a point; the row's ends
+ * (clamped x taps) in scalar code. */
+/* R at a point from its ten taps (c the point, xpyp = x[p + ex + ey], ...),
+ * C the six coefficients (xx yy zz xy xz yz) */
+static inline float hand_hess_r(float c, float xm, float xp, float ym, float yp, float zm, float zp, float xpyp,
+                                float xpzp, float ypzp, const float C[6], float eps)
+{
+    const float c2 = 2 * c, dxx = xp - c2 + xm, dyy = yp - c2 + ym, dzz = zp - c2 + zm;
+    const float dxy = xpyp - xp - yp + c, dxz = xpzp - xp - zp + c, dyz = ypzp - yp - zp + c;
+    return sqrtf(eps + C[0] * dxx * dxx + C[1] * dyy * dyy + C[2] * dzz * dzz + C[3] * dxy * dxy + C[4] * dxz * dxz +
+                 C[5] * dyz * dyz);
+}
+static double hand_hess3_value(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                               float eps)
+{
+    const float C[6] = {wx * wx, wy * wy, wz * wz, 2 * wx * wy, 2 * wx * wz, 2 * wy * wz};
+    double s = 0;
+#pragma omp parallel for collapse(2) reduction(+ : s) schedule(static)
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j) {
+            const HandRows R = hand_rows(x, nx, ny, nz, j, k);
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
+            const float *yz = hand_rows(x, nx, ny, nz, j + 1 < ny ? j + 1 : j, k).zp;
+#define HAND_HESS_R(i, xm, xp, xpyp, xpzp) \
+    hand_hess_r(r[i], xm, xp, ym[i], yp[i], zm[i], zp[i], xpyp, xpzp, yz[i], C, eps)
+            float acc = HAND_HESS_R(0, r[0], r[1], yp[1], zp[1]) + HAND_HESS_R(nx - 1, r[nx - 2], r[nx - 1], yp[nx - 1], zp[nx - 1]);
+            float lane[16] = {0};
+            size_t i0 = 1;
+            for (; i0 + 16 <= nx - 1; i0 += 16) {
+                hand_pf(yz, nx + i0);
+#pragma omp simd
+                for (size_t q = 0; q < 16; ++q) lane[q] += HAND_HESS_R(i0 + q, r[i0 + q - 1], r[i0 + q + 1], yp[i0 + q + 1], zp[i0 + q + 1]);
+            }
+#pragma omp simd reduction(+ : acc)
+            for (size_t i = i0; i < nx - 1; ++i) acc += HAND_HESS_R(i, r[i - 1], r[i + 1], yp[i + 1], zp[i + 1]);
+#undef HAND_HESS_R
+            for (size_t q = 0; q < 16; ++q) acc += lane[q];
+            s += (double)acc;
+        }
+    return s;
+}
+
 /* the 21-term gather of one row: f the row's factors; yym, xym, yzm those
  * of the row below (fyy, fxy, fyz); yyp the row above's fyy; zzm, xzm,
  * yzzm the plane below's (fzz, fxz, fyz), yzmm its row below's fyz; zzp
