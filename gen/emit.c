@@ -1142,6 +1142,14 @@ static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, lon
     return str_close(&t);
 }
 
+/* the prefetch of the row the next row (JV + 1, KV) reads first, EXTRA
+ * rows further: the row above the last tap in walk order (P->last; the
+ * walks go up in y, then in z) */
+static char *prefetch_next_row(const RedPlan *P, const char *jv, const char *kv, long extra)
+{
+    return prefetch_text(P, jv, kv, P->last[1] + 1 + extra, P->last[2]);
+}
+
 /* the prefetches of a reduction's interior rows (JobOpt.pf).  A value:
  * the row the next row reads first, a row above the last tap in walk
  * order (P->last: the Hessian's (1, 1) asks for row (j + 2, k + 1), TV's
@@ -1152,9 +1160,9 @@ static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, lon
  * whichever is higher. */
 static char *reduce_prefetch(const RedPlan *P, int want_g)
 {
+    if (!want_g) return prefetch_next_row(P, "j", "k", P->F.n > 0);
     long up[3] = {0, 0, 0};
-    for (int d = 1; d < P->D; ++d) up[d] = want_g && -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];
-    if (!want_g) up[1] = P->last[1] + 1 + (P->F.n > 0), up[2] = P->last[2];
+    for (int d = 1; d < P->D; ++d) up[d] = -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];
     return prefetch_text(P, "j", "k", up[1], up[2]);
 }
 
@@ -1467,7 +1475,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     }
     Pins pins;
     /* the newest row's function reads rows no other has read: prefetched */
-    char *pf = lag == 0 ? prefetch_text(in->P, "st_jq", "st_kq", in->P->omax[1], in->P->omax[2]) : NULL;
+    char *pf = lag == 0 ? prefetch_next_row(in->P, "st_jq", "st_kq", 0) : NULL;
     if (counts) { /* the whole range, its values counted in [st_sa, st_sb) */
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
         fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
