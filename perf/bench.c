@@ -230,9 +230,9 @@ static void run_copy_nt(void *p)
     }
 }
 typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
-enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, HAND_GOODS_VALUE, HAND_HESS_VALUE, NHAND };
-/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian, goods, hessian */
-static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8, 7, 8};
+enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, HAND_GOODS_VALUE, HAND_HESS_VALUE, HAND_GOODS_GRAD, NHAND };
+/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian, goods, hessian, goods */
+static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8, 7, 8, 7};
 /* whether hand loop w is written for D dimensions (the Hessian's two for 3D
  * only) */
 static int hand_has(int w, int D) { return (w != HAND_HESS_GRAD && w != HAND_HESS_VALUE) || D == 3; }
@@ -245,6 +245,7 @@ static void run_peer(void *p)
 {
     Peer *c = p;
     if (c->what == HAND_GOODS_VALUE) c->v = hand_goods_value(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f);
+    else if (c->what == HAND_GOODS_GRAD) hand_goods_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_HESS_VALUE) c->v = hand_hess3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_LAP_GRAD && c->dims == 2) hand_lap2_grad(c->nx, c->ny, c->x, 1, c->g);

@@ -554,6 +554,62 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
     }
 }
 
+/* ---- Good's roughness gradient, 2D and 3D (nz = 1: 2D) ----
+ * g(p) = sum_d w_d (2 s(p) - s(p - e_d) - s(p + e_d)) / s(p), s = sqrt(x +
+ * eps), a neighbour past the grid s(p) itself (Neumann: its difference 0).
+ * Each square root once a point (and its tile's halo rows), one division a
+ * point: y tiles (a multiple of the threads) march up in z with s of three
+ * planes of their rows and a halo row each side (one plane in 2D) in a ring
+ * of about HAND_LAP_RING bytes, rows padded by a replicated point each
+ * side; after s of plane k, plane k - 1's gradient. */
+static inline void hand_sqrt_row_pad(float *restrict o, const float *restrict r, size_t nx, float eps)
+{
+    size_t i0 = 0;
+    for (; i0 + 16 <= nx; i0 += 16) {
+        hand_pf(r, nx + i0); /* the next row's */
+#pragma omp simd
+        for (size_t i = i0; i < i0 + 16; ++i) o[i] = sqrtf(r[i] + eps);
+    }
+    for (size_t i = i0; i < nx; ++i) o[i] = sqrtf(r[i] + eps);
+    o[-1] = o[0];
+    o[nx] = o[nx - 1];
+}
+static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                            float eps, float *restrict g)
+{
+    const size_t P = nx * ny, np = nz > 1 ? 3 : 1, rs = nx + 2, ty = HAND_LAP_RING / (np * sizeof(float) * rs);
+    const size_t ntile = hand_tiles(ny, ty < 4 ? 2 : ty - 2);
+    const int nt = hand_nt(P * nz);
+#pragma omp parallel
+    {
+        const size_t rows = (ny + ntile - 1) / ntile + 2;
+        float *rg = malloc(sizeof(float) * np * rows * rs);
+#pragma omp for schedule(static)
+        for (size_t tl = 0; tl < ntile; ++tl) {
+            const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile;
+            const size_t jl = j0 ? j0 - 1 : 0, jh = j1 < ny ? j1 : ny - 1;
+#define HAND_GOODS_RP(kk, j) (rg + ((kk) % np * rows + ((j) - jl)) * rs + 1)
+            for (size_t k = 0; k <= nz; ++k) {
+                for (size_t j = jl; j <= jh && k < nz; ++j) hand_sqrt_row_pad(HAND_GOODS_RP(k, j), x + nx * j + P * k, nx, eps);
+                if (k == 0) continue;
+                const size_t q = k - 1; /* the gradient's plane: s of planes q-1, q, q+1 in the ring */
+                for (size_t j = j0; j < j1; ++j) {
+                    const float *s = HAND_GOODS_RP(q, j), *ym = j ? HAND_GOODS_RP(q, j - 1) : s;
+                    const float *yp = j + 1 < ny ? HAND_GOODS_RP(q, j + 1) : s, *zm = q ? HAND_GOODS_RP(q - 1, j) : s;
+                    const float *zp = k < nz ? HAND_GOODS_RP(k, j) : s;
+                    float *gr = g + nx * j + P * q;
+                    HAND_ROW(nt, gr, 0, nx, i,
+                             (wx * (2 * s[i] - s[i - 1] - s[i + 1]) + wy * (2 * s[i] - ym[i] - yp[i]) +
+                              wz * (2 * s[i] - zm[i] - zp[i])) / s[i]);
+                }
+            }
+#undef HAND_GOODS_RP
+        }
+        hand_fence();
+        free(rg);
+    }
+}
+
 /* ---- the total Hessian's gradient, 3D ----
  * R = sqrt(eps + sum_t c_t d_t^2) over the six second differences (xx, yy,
  * zz central; xy, xz, yz forward mixed), c_xx = wx^2, c_xy = 2 wx wy, ...
