@@ -497,14 +497,47 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
     *sin = str_close(&in), *sbd = str_close(&bd);
 }
 
+/* An update's point fields (fields.c; the C row functions, not CUDA): a
+ * kernel of one statement whose costly subexpressions of one tap (the
+ * reciprocals of a harmonic mean) it reads at several offsets, of arrays
+ * it does not write, evaluates each once a point into strips of rows
+ * (backend_c.m4 stn_rowfn_fields); *DECL, *ROWS, *BODY for the job, ""
+ * without fields.  Returns -1 out of memory. */
+static int update_fields(const Stencil *s, const Kernel *k, const int *writes, char **decl, char **rows, char **body)
+{
+    Fields F;
+    Str d, r, b;
+    str_open(&d); str_open(&r); str_open(&b);
+    int n = k->nst == 1 ? fields_plan(s, k->st[0].rhs, s->narr, &F) : 0;
+    for (int q = 0; q < n; ++q)
+        if (writes[F.f[q].arr]) n = 0;
+    if (n > 0) {
+        const char *names[MAXARR];
+        for (int a = 0; a < s->narr; ++a) names[a] = s->arr[a].name;
+        const PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL};
+        Str lhs;
+        str_open(&lhs);
+        pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
+        fprintf(lhs.f, " = %%s;");
+        char *fmt = str_close(&lhs);
+        const FieldPrint fp = {s, names, s->narr, &F};
+        fields_print(&fp, fmt, d.f, r.f, b.f);
+        free(fmt);
+    }
+    *decl = str_close(&d), *rows = str_close(&r), *body = str_close(&b);
+    return n;
+}
+
 /* The kernel k's entry: one job over the union of its statements' boxes,
  * and its distributed-grid wrappers */
-static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
+static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
 {
     const int D = s->dims;
     int reads[MAXARR], writes[MAXARR], params[MAXPARAM], used[MAXARR];
     kernel_usage(s, k, reads, writes, params);
     for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
+    char *sfd, *sfr, *sfb;
+    if (update_fields(s, k, writes, &sfd, &sfr, &sfb) < 0) return gen_error(s->file, k->line, "out of memory");
     long minn[3];
     min_grid_kernel(s, k, used, minn);
     char base[160];
@@ -517,7 +550,8 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    job(out, D, 0, 0, sbox, sin, sbd, szd, szb);
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", "", sfd, sfr, sfb};
+    job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
     snprintf(what, sizeof what, "kernel '%s' of stencil '%s'", k->name, s->name);
@@ -525,6 +559,8 @@ static void emit_update(FILE *out, const Stencil *s, const Kernel *k)
     emit_dist(out, ent, "update", D, sargs, kernel_reach(s, k), NULL, NULL, what);
     emit_dist_hide(out, ent, D, sargs, kernel_reach(s, k), what, s, k);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd); free(szd); free(szb);
+    free(sfd); free(sfr); free(sfb);
+    return 0;
 }
 
 /* ---- array kernels: adjoint (vector-Jacobian product, gather form) ---- */
@@ -3439,100 +3475,6 @@ static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int wan
 }
 
 
-/* ---- a value's point fields (fields.c): strips of rows kept along y ---- */
-/* the arrays' names for printing (the user's, then st_frR, each field row
- * array) and each row array's strip origin (st_foF, its field's) */
-typedef struct {
-    const char *names[MAXARR], *xorg[MAXARR];
-    char rown[MAXFROW][16], orgn[MAXFIELD][16];
-} FieldNames;
-
-static void field_names(const RedPlan *P, FieldNames *fn)
-{
-    memset(fn, 0, sizeof *fn);
-    for (int a = 0; a < P->N; ++a) fn->names[a] = P->E.names[a];
-    for (int f = 0; f < P->F.n; ++f) snprintf(fn->orgn[f], sizeof fn->orgn[f], "st_fo%d", f);
-    for (int r = 0; r < P->F.nrow; ++r) {
-        snprintf(fn->rown[r], sizeof fn->rown[r], "st_fr%d", r);
-        fn->names[P->N + r] = fn->rown[r];
-        fn->xorg[P->N + r] = fn->orgn[P->F.rowf[r]];
-    }
-}
-
-/* FDECL: the strip's points (st_fsp), a strip row's width with the fields'
- * x reach (st_fsw) and each field's ring of rows per z offset, st_fbF_Z */
-static void print_field_decl(FILE *f, const RedPlan *P)
-{
-    const Fields *F = &P->F;
-    long h = 0;
-    for (int q = 0; q < F->n; ++q)
-        if (F->f[q].hi[0] - F->f[q].lo[0] > h) h = F->f[q].hi[0] - F->f[q].lo[0];
-    fprintf(f, "    enum { st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fsw = st_fsp + %ld };\n", h);
-    for (int q = 0; q < F->n; ++q)
-        for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z)
-            fprintf(f, "    _Alignas(64) stn_real st_fb%d_%ld[%ld * st_fsw];\n", q, z - F->f[q].lo[2],
-                    F->f[q].hi[1] - F->f[q].lo[1] + 1);
-}
-
-/* the fill of field Q's rows at z offset Z for row j of the strip
- * [st_fa, st_fe): all its y offsets' rows for the run's first row, the
- * highest's alone after it (the rest are the rows before's) */
-static void print_field_fill(FILE *f, const RedPlan *P, int q, long z)
-{
-    const Field *fd = &P->F.f[q];
-    const char *nm = P->s->arr[fd->arr].name;
-    const long m = fd->hi[1] - fd->lo[1] + 1;
-    fprintf(f, "    for (ptrdiff_t st_fy = st_jr == 0 ? %ld : %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1], fd->hi[1]);
-    fprintf(f, "    stn_real *const st_fw = st_fb%d_%ld + (size_t)stenc_imod(j + st_fy, %ld) * (size_t)st_fsw;\n", q,
-            z - fd->lo[2], m);
-    if (P->D == 3)
-        fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*((j + st_fy) + %s_s1*(k + %ld));\n", nm, nm, nm, nm, z);
-    else fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*(j + st_fy);\n", nm, nm, nm);
-    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_fo%d; i < st_fe + %ld; ++i) {\n", q, fd->hi[0]);
-    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL, NULL};
-    char fmt[48];
-    snprintf(fmt, sizeof fmt, "st_fw[i - st_fo%d] = %%s;", q);
-    const char *fm = fmt;
-    Node *g = fd->g;
-    pr_c_block(f, &pc, &g, 1, &fm, "        ");
-    fprintf(f, "    }\n    }\n");
-}
-
-/* FROW: row j's fields filled for the strip, and its row arrays' pointers */
-static void print_field_rows(FILE *f, const RedPlan *P)
-{
-    const Fields *F = &P->F;
-    for (int q = 0; q < F->n; ++q) {
-        fprintf(f, "    const ptrdiff_t st_fo%d = st_fa + (%ld);\n", q, F->f[q].lo[0]);
-        for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z) print_field_fill(f, P, q, z);
-    }
-    for (int r = 0; r < F->nrow; ++r) {
-        const Field *fd = &F->f[F->rowf[r]];
-        fprintf(f, "    const stn_real *const st_row_st_fr%d = st_fb%d_%ld + (size_t)stenc_imod(j + %ld, %ld) * (size_t)st_fsw;"
-                   " (void)st_row_st_fr%d;\n",
-                r, F->rowf[r], F->rowz[r] - fd->lo[2], F->rowy[r], fd->hi[1] - fd->lo[1] + 1, r);
-    }
-}
-
-/* FBODY: an interior point's value, its fields read from their rows */
-static void print_field_interior(FILE *f, const RedPlan *P)
-{
-    FieldNames fn;
-    field_names(P, &fn);
-    const PrintCtx pc = {P->es, TAP_ROW, fn.names, NULL, fn.xorg};
-    Node *root = P->F.value, *taps[MAXTAP], *real[MAXTAP];
-    const char *fm = "{ const stn_real st_v = %s; stn_vacc }";
-    const int nt = ex_taps(root, -1, taps, MAXTAP);
-    int nu = 0;
-    for (int t = 0; t < nt && t < MAXTAP; ++t)
-        if (taps[t]->ref < P->N) real[nu++] = taps[t];
-    fprintf(f, "{\n");
-    pr_row_pointers(f, P->es, real, nu, P->E.names, "            ");
-    pr_c_block(f, &pc, &root, 1, &fm, "            ");
-    fprintf(f, "        }\n");
-}
-
-
 /* the body of a border point: its value when inside the value domain, each
  * tap's partial over its preimages in every dimension */
 static void print_border_point(FILE *f, const RedPlan *P, int want_v, int want_g)
@@ -3624,9 +3566,8 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     Str fdecl, frow, fbody;
     str_open(&fdecl); str_open(&frow); str_open(&fbody);
     if (!want_g && P->F.n > 0) {
-        print_field_decl(fdecl.f, P);
-        print_field_rows(frow.f, P);
-        print_field_interior(fbody.f, P);
+        const FieldPrint fp = {P->es, P->E.names, P->N, &P->F};
+        fields_print(&fp, "{ const stn_real st_v = %s; stn_vacc }", fdecl.f, frow.f, fbody.f);
     }
     char *sfdecl = str_close(&fdecl), *sfrow = str_close(&frow), *sfbody = str_close(&fbody);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
@@ -3668,7 +3609,8 @@ static int emit_reduce_entries(FILE *out, FILE *dump, const Stencil *s, const Re
  * from the same expressions, the readable adjoint stencils. */
 int emit_stencil(FILE *out, FILE *dump, const Stencil *s)
 {
-    for (int i = 0; i < s->nk; ++i) emit_update(out, s, &s->k[i]);
+    for (int i = 0; i < s->nk; ++i)
+        if (emit_update(out, s, &s->k[i])) return -1;
     for (int i = 0; i < s->nk; ++i)
         if (emit_kernel_adjoint(out, dump, s, &s->k[i])) return -1;
     for (int i = 0; i < s->nr; ++i)

@@ -237,6 +237,19 @@ typedef struct {
  * at two offsets or more, at most MAXFIELD, their rows at most MAXFROW.
  * Returns their count (0: none, F->value is VALUE), -1 out of memory */
 int fields_plan(const Stencil *s, Node *value, int base, Fields *F);
+/* what fields_print prints from: ES the stencil (with any gradient arrays),
+ * NAMES its N arrays' names, F the plan (row arrays from N on) */
+typedef struct {
+    const Stencil *es;
+    const char *const *names;
+    int N;
+    const Fields *F;
+} FieldPrint;
+/* (fields_print.c) a row function's fields for backend_c.m4
+ * stn_rowfn_fields: the declarations to DECL, row j's fills and row
+ * pointers to ROWS, the interior point to BODY, its statement FMT (one %s:
+ * F->value, the fields read from their rows) */
+void fields_print(const FieldPrint *P, const char *fmt, FILE *decl, FILE *rows, FILE *body);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */

@@ -469,7 +469,7 @@ m4_define([[stn_rowno]], 0)
 # PREFIX `const ptrdiff_t `, the call's arguments with PREFIX empty)
 m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
-m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)m4_ifelse([[$1]]stn_given([[stn_j_fbody]]), 11,
+m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)m4_ifelse(stn_given([[stn_j_fbody]]), 1,
 [[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
 ]])
 

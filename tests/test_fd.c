@@ -140,9 +140,10 @@ static const Ref *find_ref(const char *name, int three)
     return NULL;
 }
 
-START_TEST(fd_macros_2d)
+/* every 2D macro kernel on an NX x NY grid against its reference */
+static void check_macros_2d(size_t nx, size_t ny)
 {
-    const size_t nx = 13, ny = 7, N = nx * ny;
+    const size_t N = nx * ny;
     rng_t r = {42};
     double *A = dalloc(N), *O = dalloc(N);
     dfill(A, N, &r, 0.5, 1.5);
@@ -157,7 +158,8 @@ START_TEST(fd_macros_2d)
                 int written = i >= 1 && i < nx - 1 && j >= 1 && j < ny - 1;
                 if (written) {
                     double want = eval(ref, A, nx, ny, i - 1, j - 1, 0, 0);
-                    ck_assert_msg(reldiff(got, want, 1e-300) < 1e-14, "%s at (%zu,%zu): %.17g vs %.17g", ref->name, i, j, got, want);
+                    ck_assert_msg(reldiff(got, want, 1e-300) < 1e-14, "%s at (%zu,%zu) of %zux%zu: %.17g vs %.17g", ref->name,
+                                  i, j, nx, ny, got, want);
                 } else {
                     ck_assert_msg(isnan(got), "%s wrote outside its region at (%zu,%zu)", ref->name, i, j);
                 }
@@ -165,11 +167,11 @@ START_TEST(fd_macros_2d)
     }
     free(A); free(O);
 }
-END_TEST
 
-START_TEST(fd_macros_3d)
+/* every 3D macro kernel on an NX x NY x NZ grid against its reference */
+static void check_macros_3d(size_t nx, size_t ny, size_t nz)
 {
-    const size_t nx = 11, ny = 6, nz = 5, N = nx * ny * nz;
+    const size_t N = nx * ny * nz;
     rng_t r = {43};
     double *A = dalloc(N), *O = dalloc(N);
     dfill(A, N, &r, 0.5, 1.5);
@@ -185,14 +187,32 @@ START_TEST(fd_macros_3d)
                     int written = i >= 1 && i < nx - 1 && j >= 1 && j < ny - 1 && k >= 1 && k < nz - 1;
                     if (written) {
                         double want = eval(ref, A, nx, ny, i - 1, j - 1, k - 1, 1);
-                        ck_assert_msg(reldiff(got, want, 1e-300) < 1e-14, "%s at (%zu,%zu,%zu): %.17g vs %.17g", ref->name, i,
-                                      j, k, got, want);
+                        ck_assert_msg(reldiff(got, want, 1e-300) < 1e-14, "%s at (%zu,%zu,%zu) of %zux%zux%zu: %.17g vs %.17g",
+                                      ref->name, i, j, k, nx, ny, nz, got, want);
                     } else {
                         ck_assert_msg(isnan(got), "%s wrote outside its region at (%zu,%zu,%zu)", ref->name, i, j, k);
                     }
                 }
     }
     free(A); free(O);
+}
+
+START_TEST(fd_macros_2d) { check_macros_2d(13, 7); }
+END_TEST
+
+START_TEST(fd_macros_3d) { check_macros_3d(11, 6, 5); }
+END_TEST
+
+/* The harmonic means evaluate each reciprocal once a point into strips of
+ * rows (point fields, STENC_FIELD_BYTES: 1024 doubles by default): rows of
+ * three strips and more, runs of several rows (the strips' rows kept along
+ * y), and grids of one interior point along x */
+START_TEST(fd_macros_strips)
+{
+    check_macros_2d(2100, 9);
+    check_macros_3d(2100, 6, 4);
+    check_macros_2d(3, 9);
+    check_macros_3d(3, 7, 4);
 }
 END_TEST
 
@@ -250,6 +270,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, fd_macros_2d);
     tcase_add_test(tc, fd_macros_3d);
+    tcase_add_test(tc, fd_macros_strips);
     tcase_add_test(tc, lhs_macros);
     tcase_add_test(tc, grid_too_small);
     suite_add_tcase(s, tc);
