@@ -497,34 +497,43 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
     *sin = str_close(&in), *sbd = str_close(&bd);
 }
 
-/* An update's point fields (fields.c; the C row functions, not CUDA): a
- * kernel of one statement whose costly subexpressions of one tap (the
- * reciprocals of a harmonic mean) it reads at several offsets, of arrays
- * it does not write, evaluates each once a point into strips of rows
- * (backend_c.m4 stn_rowfn_fields); *DECL, *ROWS, *BODY for the job, ""
- * without fields.  Returns -1 out of memory. */
-static int update_fields(const Stencil *s, const Kernel *k, const int *writes, char **decl, char **rows, char **body)
+/* A job's point fields (fields.c; the C row functions, not CUDA): where
+ * EXPR (NULL: none) reads a costly subexpression of one tap (the
+ * reciprocals of a harmonic mean) at several offsets, of an array the job
+ * does not write (WRITTEN, by array of ES), each is evaluated once a point
+ * into strips of rows (backend_c.m4 stn_rowfn_fields); *DECL, *ROWS, *BODY
+ * (the point's statement FMT) for the job, "" without fields.  Returns
+ * the fields' count, -1 out of memory. */
+static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, const char *fmt,
+                      char **decl, char **rows, char **body)
 {
     Fields F;
     Str d, r, b;
     str_open(&d); str_open(&r); str_open(&b);
-    int n = k->nst == 1 ? fields_plan(s, k->st[0].rhs, s->narr, &F) : 0;
+    int n = expr ? fields_plan(es, expr, es->narr, &F) : 0;
     for (int q = 0; q < n; ++q)
-        if (writes[F.f[q].arr]) n = 0;
+        if (written[F.f[q].arr]) n = 0;
     if (n > 0) {
-        const char *names[MAXARR];
-        for (int a = 0; a < s->narr; ++a) names[a] = s->arr[a].name;
-        const PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL};
-        Str lhs;
-        str_open(&lhs);
-        pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
-        fprintf(lhs.f, " = %%s;");
-        char *fmt = str_close(&lhs);
-        const FieldPrint fp = {s, names, s->narr, &F};
+        const FieldPrint fp = {es, names, es->narr, &F};
         fields_print(&fp, fmt, d.f, r.f, b.f);
-        free(fmt);
     }
     *decl = str_close(&d), *rows = str_close(&r), *body = str_close(&b);
+    return n;
+}
+
+/* an update's fields: a kernel of one statement */
+static int update_fields(const Stencil *s, const Kernel *k, const int *writes, char **decl, char **rows, char **body)
+{
+    const char *names[MAXARR];
+    for (int a = 0; a < s->narr; ++a) names[a] = s->arr[a].name;
+    const PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL};
+    Str lhs;
+    str_open(&lhs);
+    pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
+    fprintf(lhs.f, " = %%s;");
+    char *fmt = str_close(&lhs);
+    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, fmt, decl, rows, body);
+    free(fmt);
     return n;
 }
 
@@ -725,10 +734,18 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     snprintf(head, sizeof head, "            %s\n", qs);
     const ZcIn z = {pc, &sum, 1, fmts, 0, head, written, 1};
     (void)zc_body(&z, &szd, &szb);
+    /* the fields' point statement: its index, then the sum */
+    int wr[MAXARR] = {0};
+    wr[N + x] = 1;
+    char ffmt[600], *sfd, *sfr, *sfb;
+    snprintf(ffmt, sizeof ffmt, "%s %s", qs, fmt);
+    const int nf = job_fields(&E->s, E->names, sum, wr, ffmt, &sfd, &sfr, &sfb);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-    job(jobs, D, 0, 0, sbox, sin, sbd, szd, szb);
-    free(sbox); free(sin); free(sbd); free(szd); free(szb);
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", "", sfd, sfr, sfb};
+    if (nf >= 0) job_opt(jobs, D, 0, 0, sbox, sin, sbd, &jo);
+    free(sbox); free(sin); free(sbd); free(szd); free(szb); free(sfd); free(sfr); free(sfb);
+    if (nf < 0) return gen_error(s->file, k->line, "out of memory");
     fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
     pr_stn(dump, &E->s, sum, E->names);
     fprintf(dump, "\n");

@@ -299,6 +299,9 @@ static Kern kerns[] = {
     {"acoustic 3D velocity", 4, {0}, {0, 1, 1, 1}, 0, f_av3, a_av3, {11, 6, 5}},
     {"acoustic 3D pressure", 4, {0}, {1, 0, 0, 0}, 0, f_ap3, a_ap3, {11, 6, 5}},
     {"stokes viscosity", 2, {0}, {0, 1}, 1, f_visc, a_visc, {11, 8, 6}},
+    /* rows of three strips of point fields (the reciprocals; 1024 doubles a
+     * strip by default) and runs of several rows */
+    {"stokes viscosity, wide rows", 2, {0}, {0, 1}, 1, f_visc, a_visc, {2100, 7, 5}},
     {"stokes shear", 4, {0}, {0, 0, 0, 1}, 0, f_shear, a_shear, {11, 8, 6}},
     {"stokes residual", 3, {0}, {0, 0, 1}, 0, f_res, a_res, {11, 8, 6}},
     {"stokes velocity", 2, {0}, {1, 0}, 0, f_vel, a_vel, {11, 8, 6}},
