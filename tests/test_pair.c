@@ -493,28 +493,34 @@ static const Grid reach_grids[] = {
 };
 enum { NREACH = sizeof reach_grids / sizeof reach_grids[0] };
 
-/* reach's value and value_grad value against the reference (the
- * value_grad's rows whose reads leave the grid, or whose row two below does
- * not roll, count their own values), its gradients against central
- * differences of the reference */
-START_TEST(reach_value_and_gradients)
+typedef int (*PairCall)(const Grid *G, int kind, int mode, const double *x, const double *y, double *v, double alpha,
+                        double beta, double *gx, double *gy);
+
+/* a reduction's value and value_grad value (CALL) against its reference
+ * REF, its gradients against central differences of REF; mode and grid
+ * (reach_grids) from the loop index I */
+static void check_reduction(const char *name, PairCall call, RefFn ref, int I, uint64_t seed)
 {
-    const Grid *G = &reach_grids[_i / 3];
-    const int mode = _i % 3;
+    const Grid *G = &reach_grids[I / 3];
+    const int mode = I % 3;
     const size_t N = G->n[0] * G->n[1] * G->n[2];
-    rng_t rg = {9600 + (uint64_t)_i};
+    rng_t rg = {seed + (uint64_t)I};
     Arrays A = arrays_new(N, &rg);
     double v = 0, vg = 0;
-    CK_OK(call_reach(G, 0, mode, A.x, A.y, &v, 0, 0, NULL, NULL));
-    CK_OK(call_reach(G, 1, mode, A.x, A.y, NULL, 1, 0, A.gx, A.gy));
-    CK_OK(call_reach(G, 2, mode, A.x, A.y, &vg, 0.5, -2, A.hx, A.hy));
-    const double vref = ref_reach(G, mode, A.x, A.y);
+    CK_OK(call(G, 0, mode, A.x, A.y, &v, 0, 0, NULL, NULL));
+    CK_OK(call(G, 1, mode, A.x, A.y, NULL, 1, 0, A.gx, A.gy));
+    CK_OK(call(G, 2, mode, A.x, A.y, &vg, 0.5, -2, A.hx, A.hy));
+    const double vref = ref(G, mode, A.x, A.y);
     ck_assert_msg(reldiff(v, vref, 1) < 1e-12 && reldiff(vg, vref, 1) < 1e-12,
-                  "%zux%zux%zu mode %d reach value %.15g, value_grad value %.15g, reference %.15g", G->n[0], G->n[1],
-                  G->n[2], mode, v, vg, vref);
-    check_gradients(ref_reach, G, mode, &A, "reach");
+                  "%zux%zux%zu mode %d %s value %.15g, value_grad value %.15g, reference %.15g", G->n[0], G->n[1],
+                  G->n[2], mode, name, v, vg, vref);
+    check_gradients(ref, G, mode, &A, name);
     arrays_free(&A);
 }
+
+/* reach (the value_grad's rows whose reads leave the grid, or whose row
+ * two below does not roll, count their own values) */
+START_TEST(reach_value_and_gradients) { check_reduction("reach", call_reach, ref_reach, _i, 9600); }
 END_TEST
 
 /* oneside: sum over the mode's points of sqrt(eps + (x[p+ex-ey] -
@@ -542,26 +548,8 @@ static double ref_oneside(const Grid *G, int mode, const double *x, const double
 
 PAIR_CALLER(oneside)
 
-/* oneside's value and value_grad value against the reference, its
- * gradients against central differences (reach's grids) */
-START_TEST(oneside_value_and_gradients)
-{
-    const Grid *G = &reach_grids[_i / 3];
-    const int mode = _i % 3;
-    const size_t N = G->n[0] * G->n[1] * G->n[2];
-    rng_t rg = {10700 + (uint64_t)_i};
-    Arrays A = arrays_new(N, &rg);
-    double v = 0, vg = 0;
-    CK_OK(call_oneside(G, 0, mode, A.x, A.y, &v, 0, 0, NULL, NULL));
-    CK_OK(call_oneside(G, 1, mode, A.x, A.y, NULL, 1, 0, A.gx, A.gy));
-    CK_OK(call_oneside(G, 2, mode, A.x, A.y, &vg, 0.5, -2, A.hx, A.hy));
-    const double vref = ref_oneside(G, mode, A.x, A.y);
-    ck_assert_msg(reldiff(v, vref, 1) < 1e-12 && reldiff(vg, vref, 1) < 1e-12,
-                  "%zux%zux%zu mode %d oneside value %.15g, value_grad value %.15g, reference %.15g", G->n[0],
-                  G->n[1], G->n[2], mode, v, vg, vref);
-    check_gradients(ref_oneside, G, mode, &A, "oneside");
-    arrays_free(&A);
-}
+/* oneside (reach's grids) */
+START_TEST(oneside_value_and_gradients) { check_reduction("oneside", call_oneside, ref_oneside, _i, 10700); }
 END_TEST
 
 int main(void)
