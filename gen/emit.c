@@ -203,14 +203,14 @@ static void print_xsplit_close(FILE *f, const char *point)
  * plane cache along z (zcache.c), empty when it has none.  NT: the gradient
  * that a gradient-only interior may stream (backend_c.m4 stn_gtail_nt).  PF:
  * statements that prefetch the interior's input rows from point st_pi on
- * (reduce_prefetch).  FDECL, FROW, FBODY: a value's point fields (fields.c;
+ * (reduce_prefetch).  FDECL, FROW, FBODY: the job's point fields (fields.c;
  * backend_c.m4 stn_rowfn_fields), empty when it has none. */
 typedef struct {
     const char *borderrow, *xend, *roll, *rinit, *rsize, *xrow, *zdecl, *zbody;
     int modespec, rstate;
     const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
     const char *pf; /* PF: the prefetches of an interior's points from st_pi on, or "" */
-    const char *fdecl, *frow, *fbody; /* a value's point fields, or "" */
+    const char *fdecl, *frow, *fbody; /* the job's point fields, or "" */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */

@@ -1,5 +1,6 @@
-/* stenc-gen: the point fields of a reduction's value (a plan: data only;
- * emit.c prints from it).
+/* stenc-gen: the point fields of a reduction's value, an update kernel's
+ * statement or an update adjoint's gather (a plan: data only;
+ * fields_print.c prints from it).
  *
  * A point field is a costly subexpression of one tap, such as
  * sqrt(x[p] + eps) in Good's roughness, that the value reads at several
@@ -9,7 +10,7 @@
  * rows of a run walk up in y, it costs one per row of offsets along z (two
  * in 3D, one in 2D).  The value interior then reads each occurrence from
  * its row array: a tap of the pseudo-array of its field and y/z offset at
- * its x offset (perf/NOTES.md section 43). */
+ * its x offset (perf/NOTES.md sections 43-44). */
 #include "gen.h"
 
 #include <stdlib.h>

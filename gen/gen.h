@@ -216,7 +216,7 @@ int pr_hoisted_yz(FILE *f, const Stencil *s, Node **roots, int nroots, const cha
  * roots read) for TAP_ROW */
 void pr_row_pointers(FILE *f, const Stencil *s, Node **roots, int nroots, const char *const *arrname, const char *ind);
 
-/* ---- point fields of a reduction's value (fields.c) ---- */
+/* ---- point fields of a value, an update or an adjoint gather (fields.c) ---- */
 #define MAXFIELD 4
 #define MAXFROW 12 /* the row arrays of all fields */
 typedef struct {
@@ -232,7 +232,7 @@ typedef struct {
     int rowf[MAXFROW];   /* each row array's field, y and z offset */
     long rowy[MAXFROW], rowz[MAXFROW];
 } Fields;
-/* the point fields of VALUE (a reduction over S's arrays; their row arrays
+/* the point fields of VALUE (an expression over S's arrays; their row arrays
  * numbered from BASE): every costly subexpression of one tap that it reads
  * at two offsets or more, at most MAXFIELD, their rows at most MAXFROW.
  * Returns their count (0: none, F->value is VALUE), -1 out of memory */

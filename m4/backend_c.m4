@@ -502,8 +502,9 @@ m4_define([[stn_rowfn_close]], [[m4_ifelse([[$1]], 1, [[    return st_acc;
 ]])}
 ]])
 
-# stn_rowfn_fields(ACC, INTERIOR, BETA, MODE): stn_rowfn for a value with
-# point fields (gen/fields.c; ACC = 1): the run's rows in strips of
+# stn_rowfn_fields(ACC, INTERIOR, BETA, MODE): stn_rowfn for a job with
+# point fields (gen/fields.c: a value, ACC = 1; an update or an update
+# adjoint's gather, ACC = 0): the run's rows in strips of
 # STENC_FIELD_BYTES (st_fsp points), the strip outermost, so that each
 # field's rows of the strip, filled by stn_j_frow, serve the rows above
 # (a field read at y offsets 0 and 1 is evaluated once a point, not
