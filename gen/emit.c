@@ -508,16 +508,11 @@ static int job_fields(const Stencil *es, const char *const *names, Node *expr, c
                       char **decl, char **rows, char **body)
 {
     Fields F;
-    Str d, r, b;
-    str_open(&d); str_open(&r); str_open(&b);
     int n = expr ? fields_plan(es, expr, es->narr, &F) : 0;
     for (int q = 0; q < n; ++q)
         if (written[F.f[q].arr]) n = 0;
-    if (n > 0) {
-        const FieldPrint fp = {es, names, es->narr, &F};
-        fields_print(&fp, fmt, d.f, r.f, b.f);
-    }
-    *decl = str_close(&d), *rows = str_close(&r), *body = str_close(&b);
+    const FieldPrint fp = {es, names, es->narr, &F};
+    fields_print(n > 0 ? &fp : NULL, fmt, decl, rows, body);
     return n;
 }
 
@@ -3580,13 +3575,9 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     char *spf = reduce_prefetch(P, want_g);
-    Str fdecl, frow, fbody;
-    str_open(&fdecl); str_open(&frow); str_open(&fbody);
-    if (!want_g && P->F.n > 0) {
-        const FieldPrint fp = {P->es, P->E.names, P->N, &P->F};
-        fields_print(&fp, "{ const stn_real st_v = %s; stn_vacc }", fdecl.f, frow.f, fbody.f);
-    }
-    char *sfdecl = str_close(&fdecl), *sfrow = str_close(&frow), *sfbody = str_close(&fbody);
+    const FieldPrint fp = {P->es, P->E.names, P->N, &P->F};
+    char *sfdecl, *sfrow, *sfbody;
+    fields_print(want_g ? NULL : &fp, "{ const stn_real st_v = %s; stn_vacc }", &sfdecl, &sfrow, &sfbody);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : "", spf, sfdecl, sfrow, sfbody};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);

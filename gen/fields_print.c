@@ -100,9 +100,14 @@ static void print_field_interior(FILE *f, const FieldPrint *P, const char *fmt)
     fprintf(f, "        }\n");
 }
 
-void fields_print(const FieldPrint *P, const char *fmt, FILE *decl, FILE *rows, FILE *body)
+void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body)
 {
-    print_field_decl(decl, P);
-    print_field_rows(rows, P);
-    print_field_interior(body, P, fmt);
+    Str d, r, b;
+    str_open(&d); str_open(&r); str_open(&b);
+    if (P && P->F->n > 0) {
+        print_field_decl(d.f, P);
+        print_field_rows(r.f, P);
+        print_field_interior(b.f, P, fmt);
+    }
+    *decl = str_close(&d), *rows = str_close(&r), *body = str_close(&b);
 }

@@ -246,10 +246,11 @@ typedef struct {
     const Fields *F;
 } FieldPrint;
 /* (fields_print.c) a row function's fields for backend_c.m4
- * stn_rowfn_fields: the declarations to DECL, row j's fills and row
- * pointers to ROWS, the interior point to BODY, its statement FMT (one %s:
- * F->value, the fields read from their rows) */
-void fields_print(const FieldPrint *P, const char *fmt, FILE *decl, FILE *rows, FILE *body);
+ * stn_rowfn_fields, each text allocated: the declarations *DECL, row j's
+ * fills and row pointers *ROWS, the interior point *BODY, its statement FMT
+ * (one %s: F->value, the fields read from their rows); all "" when P is
+ * NULL or plans no field */
+void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */
