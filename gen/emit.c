@@ -465,7 +465,7 @@ static char *update_box(const Stencil *s, const Kernel *k)
  * plane cache (*szd, *szb; NULL without one) */
 static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **sbd, char **szd, char **szb)
 {
-    PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL};
+    PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL, 0};
     Str in, bd;
     char *fmt[MAXSTMT];
     Node *roots[MAXSTMT];
@@ -521,7 +521,7 @@ static int update_fields(const Stencil *s, const Kernel *k, const int *writes, c
 {
     const char *names[MAXARR];
     for (int a = 0; a < s->narr; ++a) names[a] = s->arr[a].name;
-    const PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL};
+    const PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL, 0};
     Str lhs;
     str_open(&lhs);
     pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
@@ -853,7 +853,7 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     Ext E;
     ext_init(&E, s, "bar");
     const int N = E.nuser;
-    PrintCtx pc = {&E.s, TAP_DIRECT, E.names, NULL, NULL};
+    PrintCtx pc = {&E.s, TAP_DIRECT, E.names, NULL, NULL, 0};
     long minn[3];
     min_grid_kernel(s, k, used, minn);
 
@@ -960,6 +960,8 @@ typedef struct {
     Use use[4 * MAXTAP];
     long size0, size1;   /* ring rows per thread: size0 + size1*st_tyr */
     int nstrip;          /* slots with strip set */
+    Fields F;            /* the newest row's point fields (roll_fields), row arrays from es->narr */
+    long fbase0, fbase1; /* their first ring row: fbase0 + fbase1*st_tyr, after every slot's */
 } Roll;
 
 /* the taps' partials as terms over shared factors; 0 when that saves
@@ -1236,7 +1238,7 @@ typedef struct {
 static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, const char *fmt, const char *ind, int strip)
 {
     static const char *vars[3] = {"i", "j", "k"};
-    PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
+    PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL, 0};
     Pins pins = {0};
     char ind2[64];
     snprintf(ind2, sizeof ind2, "%s    ", ind);
@@ -1297,6 +1299,8 @@ static void print_roll_input_setup(FILE *f, const RollIn *in)
 }
 
 static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr);
+static void print_roll_fields(FILE *f, const Roll *R, const RollIn *in, const char **names);
+static void print_field_tags_clear(FILE *f, const Roll *R, int D);
 
 /* Whether the row function of LAG sums the value slot instead of storing it
  * (perf/NOTES.md section 22): the interior rows' values are read back once a
@@ -1489,10 +1493,17 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
                                  "{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm && (size_t)(i - st_sa) < st_sn); }",
                                  "{ const stn_real st_v = %s; st_fl[0] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }"};
     static const char *cnt_end = "st_dl[0] += (double)%s;";
-    PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, in->P->E.names, vars, NULL};
+    /* the newest row's point fields: their row arrays after es's */
+    const int fields = lag == 0 && !ends && R->F.n > 0, base = in->P->es->narr;
+    const char *names[2 * MAXARR + MAXFROW];
+    char rown[MAXFROW][16];
+    memcpy(names, in->P->E.names, (size_t)base * sizeof names[0]);
+    for (int r = 0; fields && r < R->F.nrow; ++r) snprintf(rown[r], sizeof rown[r], "st_fr%d", r), names[base + r] = rown[r];
+    PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, names, vars, NULL, fields ? base : 0};
     const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
     const int merged = !value && roll_merged_ends(R, lag);
     roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends);
+    if (fields) print_roll_fields(f, R, in, names);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][48];
     const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmu[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
@@ -1511,6 +1522,10 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     }
     if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, fms[nr] = "st_fl[0] += %s;", ++nr;
     if (counts) roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
+    for (int r = 0; fields && r < nr; ++r) {
+        Node *sub = fields_apply(in->P->s, &R->F, roots[r], base);
+        if (sub) roots[r] = sub;
+    }
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends) {
         print_roll_pinned_ends(f, R, in, roots, fm, nr);
@@ -1549,6 +1564,91 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     if (merged) print_merged_ends(f, in, lag, counts);
     fprintf(f, "}\n]])\n");
     free(pf);
+}
+
+/* ---- the rolling rows' point fields (roll_fields plans them) ---- */
+
+/* field Q's ring row at z offset Z for grid row st_jq + Y */
+static void print_field_ring_row(FILE *f, const Roll *R, int q, const char *y, long z)
+{
+    const Field *fd = &R->F.f[q];
+    const long my = fd->hi[1] - fd->lo[1] + 1;
+    fprintf(f, "st_rb + (size_t)(%ld + %ld * st_tyr + stenc_imod(st_jq + %s, %ld)) * (size_t)st_rw",
+            R->fbase0 + fd->row0 + (z - fd->lo[2]) * my, R->fbase1, y, my);
+}
+
+/* the field that fills field Q's rows with its own: the first of Q's array
+ * and offsets (one loop evaluates them all, sharing their subexpressions,
+ * Good's root and its reciprocal; its rows' tags stand for theirs) */
+static int field_leader(const Fields *F, int q)
+{
+    for (int l = 0; l < q; ++l)
+        if (F->f[l].arr == F->f[q].arr && !memcmp(F->f[l].lo, F->f[q].lo, sizeof F->f[q].lo) &&
+            !memcmp(F->f[l].hi, F->f[q].hi, sizeof F->f[q].hi))
+            return l;
+    return q;
+}
+
+/* leader Q's fill of its fields' rows at z offset Z, for x in [st_xa + lo,
+ * st_xb + hi): every y offset whose row's tag does not cover it */
+static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int q, long z)
+{
+    const Fields *F = &R->F;
+    const Field *fd = &F->f[q];
+    const char *nm = in->P->s->arr[fd->arr].name;
+    Node *g[MAXFIELD];
+    char fmb[MAXFIELD][32];
+    const char *fm[MAXFIELD];
+    int ng = 0;
+    fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
+    for (int m = q; m < F->n; ++m) {
+        if (field_leader(F, m) != q) continue;
+        fprintf(f, "        stn_real *const st_fw%d = ", m);
+        print_field_ring_row(f, R, m, "st_fy", z);
+        fprintf(f, ";\n");
+        snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
+        g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
+    }
+    fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
+    fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, st_jq + st_fy, st_kq%+ld, st_fa, st_fb)) continue;\n", q, z);
+    if (in->P->s->dims == 3)
+        fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((st_jq + st_fy) + %s_s1*(st_kq%+ld));\n", nm, nm, nm,
+                nm, z);
+    else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(st_jq + st_fy);\n", nm, nm, nm);
+    fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = st_fa; i < st_fb; ++i) {\n");
+    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL, NULL, 0};
+    pr_c_block(f, &pc, g, ng, fm, "            ");
+    fprintf(f, "        }\n        stenc_ftag_put(st_fw%d + st_n0, st_jq + st_fy, st_kq%+ld, st_fa, st_fb);\n    }\n", q, z);
+}
+
+/* a row function's point fields: the fills its rows need, then each row
+ * array's pointer (st_row_st_frR, the names NAMES give them) */
+static void print_roll_fields(FILE *f, const Roll *R, const RollIn *in, const char **names)
+{
+    const Fields *F = &R->F;
+    const int base = in->P->es->narr;
+    for (int q = 0; q < F->n; ++q)
+        if (field_leader(F, q) == q)
+            for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z) print_roll_field_fill(f, R, in, q, z);
+    for (int r = 0; r < F->nrow; ++r) {
+        char y[24];
+        snprintf(y, sizeof y, "%ld", F->rowy[r]);
+        fprintf(f, "    const stn_real *stn_restrict st_row_%s = ", names[base + r]);
+        print_field_ring_row(f, R, F->rowf[r], y, F->rowz[r]);
+        fprintf(f, "; (void)st_row_%s;\n", names[base + r]); /* a box's row none reads (3D Good's +y+z) */
+    }
+}
+
+/* the tags of a thread's field rows cleared, when it starts on a ring (D:
+ * the dimensions; in 3D st_tyr is st_ty + depth - 1, print_roll_state) */
+static void print_field_tags_clear(FILE *f, const Roll *R, int D)
+{
+    if (R->F.nrow == 0) return;
+    fprintf(f, "        if (st_c == 0 || st_rs[0] != st_c)\n"
+               "            for (size_t st_g = %ld; st_g < %ld; ++st_g)\n"
+               "                stenc_ftag_clear(st_ring + (size_t)stenc_omp_thread() * st_rper + (st_g + (size_t)%ld * (size_t)(%s + %d))"
+               " * (size_t)st_rw + st_n0);\n",
+            R->fbase0, R->fbase0 + R->F.nrow, R->fbase1, D == 3 ? "st_ty" : "0", D == 3 ? R->depth - 1 : 1);
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it); CNT: a
@@ -1663,6 +1763,7 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
     fprintf(a, "ptrdiff_t *const st_rs = st_rstate + (size_t)stenc_omp_thread() * %d;\n", state);
     fprintf(a, "        ptrdiff_t *const st_ht = st_rs + 1, *const st_hk = st_ht + %d, *const st_hl = st_hk + %d, "
                "*const st_hh = st_hl + %d;\n", R->nplane, R->nplane, R->nplane);
+    print_field_tags_clear(a, R, D);
     fprintf(a, "        if (st_c == 0 || st_rs[0] != st_c) for (int st_g = 0; st_g < %d; ++st_g) st_ht[st_g] = PTRDIFF_MIN;\n",
             R->nplane);
     fprintf(a, "        st_rs[0] = st_c + 1;\n");
@@ -1718,7 +1819,7 @@ static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in, int strip)
 /* the terms' coefficients (free of taps): st_c<use> */
 static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
 {
-    PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL};
+    PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL, 0};
     for (int u = 0; u < R->nuse; ++u) {
         if (!R->use[u].coef) continue;
         char fmb[48];
@@ -1798,7 +1899,7 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
     if (in->want_v && !vg) { /* the value at the point itself, from x */
-        PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL};
+        PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL, 0};
         Node *root = in->P->rv.f;
         const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
         pr_c_block(f, &pcd, &root, 1, fm, "                ");
@@ -1989,7 +2090,7 @@ static void print_mapped_row(FILE *f, const Roll *R, const RollIn *in, Node **ro
     fprintf(f, "%s", sh);
     fprintf(f, "    const ptrdiff_t st_xa = stenc_iclamp(%ld, st_dlo0, st_dhi0), st_xb = stenc_iclamp(st_n0 - %ld, st_xa, st_dhi0);\n",
             -xlo, xhi);
-    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars, NULL}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars, NULL};
+    PrintCtx ph = {in->P->es, TAP_HOISTED_YZ, in->P->E.names, vars, NULL, 0}, pm = {in->P->es, TAP_MAPPED, in->P->E.names, vars, NULL, 0};
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n");
     pr_c_block(f, &ph, roots, nr, fm, "        ");
     fprintf(f, "    }\n    for (int st_h = 0; st_h < 2; ++st_h) {\n"
@@ -2234,6 +2335,32 @@ static void roll_extend(const RollIn *in, Roll *R)
     }
 }
 
+/* Point fields of the rolling rows (fields.c): a costly function of one tap
+ * that the newest row's function reads at several offsets (Good's
+ * sqrt(x + eps) and its reciprocal, at the point and its +x, +y and +z
+ * neighbours) is evaluated once a point into ring rows of its own, which
+ * the function then reads.  Each field keeps, per z offset, a ring of its
+ * y offsets' rows, a row's place its grid row modulo their count; each
+ * row's tag (stenc_ftag_*, runtime/stenc_inline.h) says which grid row and
+ * x range it holds, so a row function fills only the rows the function
+ * before did not (the newest y offset, when rows follow each other), and
+ * the calls' order (catchup, strips, planes, chunks) needs no bookkeeping
+ * of its own.  The lagged planes' and the ends' functions evaluate as
+ * written. */
+static void roll_fields(const RollIn *in, Roll *R, int vg)
+{
+    Node *roots[MAXTAP + 1];
+    int n = 0;
+    for (int k = 0; k < R->nslot; ++k) roots[n++] = R->slot[k].f;
+    if (vg || R->vdiag) roots[n++] = in->P->rv.f;
+    if (fields_plan_roots(in->P->s, roots, n, in->P->es->narr, &R->F) <= 0) {
+        R->F.n = R->F.nrow = 0;
+        return;
+    }
+    R->fbase0 = R->size0, R->fbase1 = R->size1;
+    R->size0 += R->F.nrow;
+}
+
 /* Plan: whether an interior row rolls its partial rows (R, the ring's plan;
  * *vg: the value rides with the newest row), or uses the direct gather */
 static int roll_plan(const RollIn *in, Roll *R, int *vg)
@@ -2259,6 +2386,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
     R->plane = D == 3 && !*vg && in->planes;
     if (D == 3 && R->plane) roll_extend(in, R);
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
+    roll_fields(in, R, *vg);
     const int vs = R->vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and in 2D not when a value must then be computed apart (the gather
@@ -2322,7 +2450,7 @@ static void print_roll_strip_value(FILE *f, const Roll *R, const RollIn *in, int
 static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
 {
     static const char *vars[3] = {"(st_xo + i)", "j", "k"};
-    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
+    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL, 0};
     const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
     const long *omin = in->P->omin, *omax = in->P->omax;
     Node *root = in->P->rv.f;
@@ -2578,7 +2706,7 @@ static int emit_reduce(FILE *out, FILE *dump, const Stencil *s, const Reduce *r)
 static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, const Ext *E, const Reduce *r)
 {
     static const char *vars_q[3] = {"i", "j", "k"};
-    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q, NULL};
+    PrintCtx pq = {es, TAP_MAPPED_YZ, E->names, vars_q, NULL, 0};
     Node *root = r->f;
     Str h; /* the value's mapped y/z rows, hoisted out of its x loop when possible */
     str_open(&h);
@@ -2609,7 +2737,7 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
 {
     int D = s->dims;
     static const char *vars_p[3] = {"i", "st_p1", "st_p2"};
-    PrintCtx pp = {es, TAP_MAPPED_YZ, E->names, vars_p, NULL};
+    PrintCtx pp = {es, TAP_MAPPED_YZ, E->names, vars_p, NULL, 0};
     Str b;
     str_open(&b);
     fprintf(b.f, "{\n");
@@ -2931,7 +3059,7 @@ static void print_end_switch(FILE *f, const EndsIn *in, EndPointFn point, const 
 static void print_row_end_point(FILE *f, const void *ctx, int mode, int right, long e)
 {
     const EndsIn *in = ctx;
-    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL, NULL};
+    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL, NULL, 0};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][32];
     const char *fm[MAXARR + 1];
@@ -3037,7 +3165,7 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
     if (!fast_ends_fit(&ein)) return;
     const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
     const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
-    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL};
+    const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL, 0};
     fprintf(f, "    if (st_n0 >= %ld && st_xa == %ld && st_xb == st_n0 - %ld && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
                "        st_dhi == st_n0 - (mode == STENC_VALID ? %ld : 0)) {\n    switch (mode) {\n",
             end_min(&ein), xa, -xb, -omin0, omax0);
@@ -3108,7 +3236,7 @@ static int class_roots(const RedPlan *P, int want_v, int want_g, const ClassPt *
 /* the body of a point of class C at i: its index st_q, its roots */
 static void print_class_point(FILE *f, const RedPlan *P, int want_v, int want_g, const ClassPt *c, const char *vfm)
 {
-    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL, NULL};
+    const PrintCtx pc = {P->es, TAP_ROW, P->E.names, NULL, NULL, 0};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][160];
     const char *fm[MAXARR + 1];
@@ -3323,7 +3451,7 @@ static void print_point_helper(FILE *f, const RedPlan *P, const char *name, cons
  * single points and every y/z read is inside) */
 static char *print_point_helpers(const RedPlan *P)
 {
-    const PrintCtx pcm = {P->es, TAP_MAPPED, P->E.names, NULL, NULL}, pcx = {P->es, TAP_MAPPED_X, P->E.names, NULL, NULL};
+    const PrintCtx pcm = {P->es, TAP_MAPPED, P->E.names, NULL, NULL, 0}, pcx = {P->es, TAP_MAPPED_X, P->E.names, NULL, NULL, 0};
     Str st, help;
     str_open(&st);
     for (int a = 0; a < P->N; ++a)
@@ -3455,7 +3583,7 @@ static void print_reduce_box(FILE *f, const RedPlan *P, int want_g)
  * with a plane cache (*szd, *szb; NULL without one) */
 static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int want_g, char **szd, char **szb)
 {
-    const PrintCtx pcr = {P->es, TAP_ROW, P->E.names, NULL, NULL};
+    const PrintCtx pcr = {P->es, TAP_ROW, P->E.names, NULL, NULL, 0};
     Node *roots[MAXARR + 1];
     char fmbuf[MAXARR + 1][160];
     const char *fm[MAXARR + 1];
@@ -3525,6 +3653,58 @@ static void print_reduce_dist(FILE *out, const RedPlan *P, const char *b2, const
 /* one entry point, KIND 0 value, 1 grad, 2 value_grad: its pieces, the
  * loop job (border rows, row ends, rolling rows), the distributed entry;
  * rolling rows' functions go to ROLLHELP */
+/* whether N holds a costly operation over two taps or more (SEEN: by
+ * node id, the nodes looked at) */
+static int costly_over_taps(Node *n, unsigned char *seen)
+{
+    if (seen[n->id]) return 0;
+    seen[n->id] = 1;
+    Node *taps[2];
+    if (ex_costly_op(n) && ex_taps(n, -1, taps, 2) > 1) return 1;
+    for (int i = 0; i < n->nargs; ++i)
+        if (costly_over_taps(n->a[i], seen)) return 1;
+    return 0;
+}
+
+/* Point fields for a gradient's gather (fields.c), the texts of a job's
+ * fields (*DECL, *ROWS, *BODY) when they take every costly operation of
+ * many taps out of it: Good's gradient reads sqrt(x + eps) at the point and
+ * its neighbours, filled once a point into rows of strips (fields_print),
+ * and what is left is one division at the point, an expert's loop.  The
+ * partials then need no rolling rows (emit_reduce_kind).  Returns 0 and
+ * "" texts when the reduction has no such fields: a root of many taps
+ * (TV's) is still evaluated once a point by the rolling rows. */
+static int gather_fields(const RedPlan *P, int want_v, char **decl, char **rows, char **body)
+{
+    Node *roots[MAXARR + 1];
+    char *fmts[MAXARR + 1];
+    int nr = 0;
+    if (want_v) roots[nr] = P->rv.f, fmts[nr++] = strdup("{ const stn_real st_v = %s; stn_vacc }");
+    for (int a = 0; a < P->N; ++a) {
+        if (!P->diff[a]) continue;
+        Str t;
+        str_open(&t);
+        fprintf(t.f, "{ ");
+        point_index(t.f, P->es, P->s->arr[P->first_read].name, "st_q");
+        fprintf(t.f, " const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
+        roots[nr] = P->gsum[a], fmts[nr++] = str_close(&t);
+    }
+    Fields G;
+    int n = fields_plan_roots(P->s, roots, nr, P->es->narr, &G);
+    Node *sub[MAXARR + 1];
+    for (int r = 0; r < nr && n > 0; ++r)
+        if (!(sub[r] = fields_apply(P->s, &G, roots[r], P->es->narr))) n = 0;
+    unsigned char *seen = n > 0 ? calloc(ex_count(), 1) : NULL;
+    for (int r = 0; r < nr && n > 0; ++r)
+        if (!seen || costly_over_taps(sub[r], seen)) n = 0;
+    for (int r = 0; r < nr && n > 0; ++r) roots[r] = sub[r];
+    free(seen);
+    const FieldPrint fp = {P->es, P->E.names, P->es->narr, &G};
+    fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, decl, rows, body);
+    for (int r = 0; r < nr; ++r) free(fmts[r]);
+    return n > 0;
+}
+
 static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhelp)
 {
     const int want_v = kind != 1, want_g = kind != 0, D = P->D;
@@ -3552,7 +3732,9 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
                             want_g, P->first_read, sbd, scls);
     free(scls);
     RollText rt = {0};
-    if (want_g) {
+    char *sfdecl, *sfrow, *sfbody;
+    const int gfields = want_g && gather_fields(P, want_v, &sfdecl, &sfrow, &sfbody);
+    if (want_g && !gfields) {
         char fn[240];
         snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", P->base, kname, D);
         char *smv = mval_call(P), *svp = NULL;
@@ -3575,9 +3757,10 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     char *spf = reduce_prefetch(P, want_g);
-    const FieldPrint fp = {P->es, P->E.names, P->N, &P->F};
-    char *sfdecl, *sfrow, *sfbody;
-    fields_print(want_g ? NULL : &fp, "{ const stn_real st_v = %s; stn_vacc }", &sfdecl, &sfrow, &sfbody);
+    if (!want_g) {
+        const FieldPrint fp = {P->es, P->E.names, P->N, &P->F};
+        fields_print(&fp, "{ const stn_real st_v = %s; stn_vacc }", &sfdecl, &sfrow, &sfbody);
+    }
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : "", spf, sfdecl, sfrow, sfbody};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);

@@ -691,13 +691,18 @@ static int param_rec(Node *n, int p, int tag)
 int ex_uses_param(Node *n, int p) { return param_rec(n, p, ++mark_counter); }
 
 /* ---- cost ---- */
+int ex_costly_op(const Node *n)
+{
+    if (n->kind == E_CALL && n->op != F_ABS && n->op != F_MIN && n->op != F_MAX && n->op != F_FLOOR && n->op != F_SIGN) return 1;
+    return n->kind == E_DIV && n->a[1]->kind != E_NUM && n->a[1]->kind != E_PARAM;
+}
+
 static int costly_tag = -1;
 static int costly_rec(Node *n, int tag)
 {
     if (n->mark == tag) return 0;
     n->mark = tag;
-    if (n->kind == E_CALL && n->op != F_ABS && n->op != F_MIN && n->op != F_MAX && n->op != F_FLOOR && n->op != F_SIGN) return 1;
-    if (n->kind == E_DIV && n->a[1]->kind != E_NUM && n->a[1]->kind != E_PARAM) return 1;
+    if (ex_costly_op(n)) return 1;
     for (int i = 0; i < n->nargs; ++i)
         if (costly_rec(n->a[i], tag)) return 1;
     return 0;

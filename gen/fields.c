@@ -126,32 +126,71 @@ static int row_of(const Fields *F, int f, long y, long z)
     return fd->row0 + (int)((z - fd->lo[2]) * (fd->hi[1] - fd->lo[1] + 1) + (y - fd->lo[1]));
 }
 
-/* the value with each occurrence replaced by its row array's tap */
-static Node *substitute(Walk *w, Fields *F, Node *value, int base)
+/* the field of occurrence O and its row array, or -1 when no field (or
+ * none whose rows hold its offset) is planned for it */
+static int occ_row(Walk *w, const Fields *F, int o)
 {
-    Node *from[MAXTAP], *to[MAXTAP];
-    int n = 0;
-    for (int o = 0; o < w->nocc; ++o)
-        for (int f = 0; f < F->n; ++f) {
-            if (w->occg[o] != F->f[f].g) continue;
-            const Node *t = occ_tap(w, w->occ[o]);
-            const long y = w->s->dims > 1 ? t->idx[1].c : 0, z = w->s->dims > 2 ? t->idx[2].c : 0;
-            const Index idx[3] = {{IK_VAR, t->idx[0].c}, {IK_VAR, 0}, {IK_VAR, 0}};
-            from[n] = w->occ[o];
-            to[n] = ex_tap(base + row_of(F, f, y, z), idx);
-            ++n;
-        }
-    return ex_substitute(value, from, to, n);
+    const Node *t = occ_tap(w, w->occ[o]);
+    const long y = w->s->dims > 1 ? t->idx[1].c : 0, z = w->s->dims > 2 ? t->idx[2].c : 0;
+    for (int f = 0; f < F->n; ++f) {
+        const Field *fd = &F->f[f];
+        if (w->occg[o] != fd->g || t->idx[0].c < fd->lo[0] || t->idx[0].c > fd->hi[0] || y < fd->lo[1] || y > fd->hi[1] ||
+            z < fd->lo[2] || z > fd->hi[2])
+            continue;
+        return row_of(F, f, y, z);
+    }
+    return -1;
 }
 
-int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
+/* the occurrences of N's fields, top down: the largest costly
+ * subexpressions of one tap that are fields, and inside those that are
+ * not, the fields they contain (Good's gradient reads 1/sqrt(x[p] + eps)
+ * at the point alone: not a field, but its root is one) */
+static void find_field_occurrences(Walk *w, const Fields *F, Node *n)
+{
+    if (w->seen[n->id]) return;
+    w->seen[n->id] = 1;
+    Node *t = NULL;
+    if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && ex_costly(n) && w->nocc < MAXTAP) {
+        long back[3] = {0, 0, 0};
+        for (int d = 0; d < 3; ++d) back[d] = -t->idx[d].c;
+        w->occ[w->nocc] = n;
+        w->occg[w->nocc] = ex_shift(n, back);
+        if (occ_row(w, F, w->nocc) >= 0) {
+            ++w->nocc;
+            return;
+        }
+    }
+    for (int i = 0; i < n->nargs; ++i) find_field_occurrences(w, F, n->a[i]);
+}
+
+/* ROOT with each of its fields' occurrences replaced by its row array's tap */
+static Node *substitute(Walk *w, const Fields *F, Node *root, int base)
+{
+    find_field_occurrences(w, F, root);
+    Node *from[MAXTAP], *to[MAXTAP];
+    for (int o = 0; o < w->nocc; ++o) {
+        const Index idx[3] = {{IK_VAR, occ_tap(w, w->occ[o])->idx[0].c}, {IK_VAR, 0}, {IK_VAR, 0}};
+        from[o] = w->occ[o];
+        to[o] = ex_tap(base + occ_row(w, F, o), idx);
+    }
+    return ex_substitute(root, from, to, w->nocc);
+}
+
+static int walk_open(Walk *w, const Stencil *s)
+{
+    const size_t nn = ex_count();
+    *w = (Walk){s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), 0, {0}, {0}};
+    return w->state && w->tap && w->seen ? 0 : -1;
+}
+static void walk_close(Walk *w) { free(w->state); free(w->tap); free(w->seen); }
+
+int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, Fields *F)
 {
     memset(F, 0, sizeof *F);
-    F->value = value;
-    const size_t nn = ex_count();
-    Walk w = {s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), 0, {0}, {0}};
-    if (!w.state || !w.tap || !w.seen) { free(w.state); free(w.tap); free(w.seen); return -1; }
-    find_occurrences(&w, value);
+    Walk w;
+    if (walk_open(&w, s)) { walk_close(&w); return -1; }
+    for (int r = 0; r < nroots; ++r) find_occurrences(&w, roots[r]);
     for (int o = 0; o < w.nocc; ++o) {
         int known = 0;
         for (int f = 0; f < F->n; ++f) known |= F->f[f].g == w.occg[o];
@@ -159,8 +198,25 @@ int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
         Field fd = {w.occg[o], {0, 0, 0}, {0, 0, 0}, 0, occ_tap(&w, w.occ[o])->ref};
         if (field_extent(&w, &fd, fd.g)) F->f[F->n++] = fd;
     }
-    if (F->n > 0 && field_rows(F, base)) F->value = substitute(&w, F, value, base);
-    else F->n = F->nrow = 0;
-    free(w.state); free(w.tap); free(w.seen);
+    if (F->n == 0 || !field_rows(F, base)) F->n = F->nrow = 0;
+    walk_close(&w);
     return F->n;
+}
+
+Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base)
+{
+    if (F->n == 0) return root;
+    Walk w;
+    Node *r = NULL;
+    if (!walk_open(&w, s)) r = substitute(&w, F, root, base);
+    walk_close(&w);
+    return r;
+}
+
+int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
+{
+    const int n = fields_plan_roots(s, &value, 1, base, F);
+    F->value = value;
+    if (n > 0 && !(F->value = fields_apply(s, F, value, base))) return -1;
+    return n;
 }

@@ -57,7 +57,7 @@ static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
         fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*((j + st_fy) + %s_s1*(k + %ld));\n", nm, nm, nm, nm, z);
     else fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*(j + st_fy);\n", nm, nm, nm);
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_fo%d; i < st_fe + %ld; ++i) {\n", q, fd->hi[0]);
-    const PrintCtx pc = {P->es, TAP_ROW, P->names, NULL, NULL};
+    const PrintCtx pc = {P->es, TAP_ROW, P->names, NULL, NULL, 0};
     char fmt[48];
     snprintf(fmt, sizeof fmt, "st_fw[i - st_fo%d] = %%s;", q);
     const char *fm = fmt;
@@ -82,32 +82,41 @@ static void print_field_rows(FILE *f, const FieldPrint *P)
     }
 }
 
-/* FBODY: an interior point's statement FMT of the expression, its fields
- * read from their rows */
-static void print_field_interior(FILE *f, const FieldPrint *P, const char *fmt)
+/* FBODY: an interior point's statements FMTS of the NR ROOTS (their fields
+ * read from their rows: fields_apply) */
+static void print_field_interior(FILE *f, const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr)
 {
     FieldNames fn;
     field_names(P, &fn);
-    const PrintCtx pc = {P->es, TAP_ROW, fn.names, NULL, fn.xorg};
-    Node *root = P->F->value, *taps[MAXTAP], *real[MAXTAP];
-    const int nt = ex_taps(root, -1, taps, MAXTAP);
+    const PrintCtx pc = {P->es, TAP_ROW, fn.names, NULL, fn.xorg, 0};
+    Node *taps[MAXTAP], *real[MAXTAP], *rs[MAXARR + 1];
     int nu = 0;
-    for (int t = 0; t < nt && t < MAXTAP; ++t)
-        if (taps[t]->ref < P->N) real[nu++] = taps[t];
+    for (int q = 0; q < nr; ++q) {
+        rs[q] = roots[q];
+        const int nt = ex_taps(roots[q], -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP && nu < MAXTAP; ++t)
+            if (taps[t]->ref < P->N) real[nu++] = taps[t];
+    }
     fprintf(f, "{\n");
     pr_row_pointers(f, P->es, real, nu, P->names, "            ");
-    pr_c_block(f, &pc, &root, 1, &fmt, "            ");
+    pr_c_block(f, &pc, rs, nr, fmts, "            ");
     fprintf(f, "        }\n");
 }
 
-void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body)
+void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, char **decl, char **rows,
+                        char **body)
 {
     Str d, r, b;
     str_open(&d); str_open(&r); str_open(&b);
     if (P && P->F->n > 0) {
         print_field_decl(d.f, P);
         print_field_rows(r.f, P);
-        print_field_interior(b.f, P, fmt);
+        print_field_interior(b.f, P, roots, fmts, nr);
     }
     *decl = str_close(&d), *rows = str_close(&r), *body = str_close(&b);
+}
+
+void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body)
+{
+    fields_print_roots(P, P ? &P->F->value : NULL, &fmt, 1, decl, rows, body);
 }

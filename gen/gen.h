@@ -158,6 +158,9 @@ int ex_taps(Node *n, int arr, Node **out, int max);
 /* does n hold a call (other than abs, min, max, floor, sign) or a division
  * by something not a number or parameter? (rolling rows, point fields) */
 int ex_costly(Node *n);
+/* whether N itself is a costly operation (a call of a root, exp, ...; a
+ * division by an expression) */
+int ex_costly_op(const Node *n);
 /* does n read array arr? */
 int ex_reads(Node *n, int arr);
 /* does n use parameter p? */
@@ -184,6 +187,9 @@ typedef struct {
     const char *const *vars;      /* loop variable names per dimension (NULL: i, j, k) */
     const char *const *xorg;      /* TAP_ROW: per array, NULL or the name of the x index its
                                    * row starts at (a point field's strip, fields.c) */
+    int rowfrom;                  /* > 0: the arrays from rowfrom on are rows whatever the
+                                   * mode, read as TAP_ROW reads (the rolling rows'
+                                   * point fields, emit.c roll_fields) */
 } PrintCtx;
 
 /* the parameter-only subexpressions a loop body's roots share with the code
@@ -237,6 +243,11 @@ typedef struct {
  * at two offsets or more, at most MAXFIELD, their rows at most MAXFROW.
  * Returns their count (0: none, F->value is VALUE), -1 out of memory */
 int fields_plan(const Stencil *s, Node *value, int base, Fields *F);
+/* the same plan over several roots (F->value unset), and one root (of
+ * those planned over) with its fields read from their row arrays (NULL out
+ * of memory) */
+int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, Fields *F);
+Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base);
 /* what fields_print prints from: ES the stencil (with any gradient arrays),
  * NAMES its N arrays' names, F the plan (row arrays from N on) */
 typedef struct {
@@ -251,6 +262,10 @@ typedef struct {
  * (one %s: F->value, the fields read from their rows); all "" when P is
  * NULL or plans no field */
 void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body);
+/* the same for the NR ROOTS (at most MAXARR + 1; their fields read from
+ * their rows: fields_apply), each with its statement FMTS */
+void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, char **decl, char **rows,
+                        char **body);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */

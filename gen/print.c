@@ -66,7 +66,8 @@ void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t)
 {
     const char *nm = aname(pc->s, pc->arrname, t->ref);
     int D = pc->s->dims;
-    if ((pc->tapmode == TAP_ROW || pc->tapmode == TAP_AHEAD) && row_relative(pc->s, t)) {
+    const int row = pc->tapmode == TAP_ROW || pc->tapmode == TAP_AHEAD || (pc->rowfrom > 0 && t->ref >= pc->rowfrom);
+    if (row && row_relative(pc->s, t)) {
         fprintf(f, "%s%s[(", pc->tapmode == TAP_AHEAD ? "st_next_" : "st_row_", nm);
         pr_index_vars(f, 0, t->idx[0], 1, pc->vars);
         fprintf(f, ")");

@@ -341,7 +341,7 @@ static Node *zc_tap(const ZCol *z, long c)
  * the body's) */
 static void zc_print_decl(FILE *f, const PrintCtx *pc, const ZPlan *Z, const char *ind)
 {
-    const PrintCtx direct = {pc->s, TAP_DIRECT, pc->arrname, pc->vars, NULL};
+    const PrintCtx direct = {pc->s, TAP_DIRECT, pc->arrname, pc->vars, NULL, 0};
     if (Z->n == 0 && Z->nch == 0) return;
     int kept = 0;
     for (int c = 0; c < Z->n; ++c) kept += Z->col[c].ntap - 1;
@@ -397,7 +397,7 @@ static void zc_print_loads(FILE *f, const PrintCtx *pc, const ZPlan *Z, const ch
 {
     const int D = pc->s->dims;
     const char *vars[3] = {D == 2 ? "st_ip" : pc->vars ? pc->vars[0] : "i", pc->vars ? pc->vars[1] : "j", "st_kp"};
-    const PrintCtx ahead = {pc->s, D == 3 ? TAP_AHEAD : TAP_DIRECT, pc->arrname, vars, NULL};
+    const PrintCtx ahead = {pc->s, D == 3 ? TAP_AHEAD : TAP_DIRECT, pc->arrname, vars, NULL, 0};
     p->n = 0;
     if (Z->pipe && Z->n && D == 3) zc_print_next_rows(f, pc, Z, ind);
     if (Z->pipe && Z->n && D == 2)

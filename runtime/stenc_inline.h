@@ -28,6 +28,7 @@ static inline int stenc_omp_thread(void) { return omp_get_thread_num(); }
 static inline int stenc_omp_threads(void) { return 1; }
 static inline int stenc_omp_thread(void) { return 0; }
 #endif
+#include <stdint.h>
 /* A rolling value_grad's value sum of one ring row, kept in the row's
  * padding (the ring's rows are 16 elements longer than the grid's): P
  * points just past the row's points.  memcpy: the padding is float or
@@ -40,7 +41,35 @@ static inline double stenc_vrow_get(const void *p)
     return v;
 }
 static inline void stenc_vrow_set(void *p, double v) { memcpy(p, &v, sizeof v); }
-#include <stdint.h>
+
+/* The tag of a ring row of point fields (gen/emit.c roll_fields), kept in
+ * the row's padding: the grid row (j, k) it holds and the x range [a, b)
+ * of it filled.  A row function fills a field row only when its tag does
+ * not cover the range it reads; a fill that extends the tagged range (the
+ * next strip of the same row) extends the tag. */
+static inline int stenc_ftag_has(const void *p, ptrdiff_t j, ptrdiff_t k, ptrdiff_t a, ptrdiff_t b)
+{
+    ptrdiff_t t[4];
+    memcpy(t, p, sizeof t);
+    return t[0] == j && t[1] == k && t[2] <= a && t[3] >= b;
+}
+static inline void stenc_ftag_put(void *p, ptrdiff_t j, ptrdiff_t k, ptrdiff_t a, ptrdiff_t b)
+{
+    ptrdiff_t t[4];
+    memcpy(t, p, sizeof t);
+    if (t[0] == j && t[1] == k && a <= t[3] && b >= t[2]) {
+        a = t[2] < a ? t[2] : a;
+        b = t[3] > b ? t[3] : b;
+    }
+    t[0] = j, t[1] = k, t[2] = a, t[3] = b;
+    memcpy(p, t, sizeof t);
+}
+/* a tag that covers nothing (a thread's ring rows start so) */
+static inline void stenc_ftag_clear(void *p)
+{
+    const ptrdiff_t t[4] = {PTRDIFF_MIN, PTRDIFF_MIN, 0, -1};
+    memcpy(p, t, sizeof t);
+}
 /* The stencil language's select(c, a, b): a where c holds, else b, with
  * both evaluated (as arguments) and picked by a bit mask.  Printed as
  * `c ? a : b`, GCC computed b only where c fails, and where b holds a square
