@@ -552,6 +552,39 @@ PAIR_CALLER(oneside)
 START_TEST(oneside_value_and_gradients) { check_reduction("oneside", call_oneside, ref_oneside, _i, 10700); }
 END_TEST
 
+/* logtv: sum over the mode's points of sqrt(eps + sum_d (L x[p+e_d] -
+ * L x[p])^2) (1 + y[p]^2), L v = log(eps + v^2) */
+static double ref_logtv(const Grid *G, int mode, const double *x, const double *y)
+{
+    const double eps = PAIR_EPS;
+    long lo[3] = {0, 0, 0}, hi[3];
+    for (int d = 0; d < 3; ++d) hi[d] = (long)G->n[d];
+    if (mode == STENC_VALID) /* every dimension's offsets in [0, 1] */
+        for (int d = 0; d < G->D; ++d) hi[d] -= 1;
+    double s = 0;
+    for (long k = lo[2]; k < hi[2]; ++k)
+        for (long j = lo[1]; j < hi[1]; ++j)
+            for (long i = lo[0]; i < hi[0]; ++i) {
+                const double x0 = ref_at(G, x, i, j, k, 0, 0, 0, mode), l0 = log(eps + x0 * x0);
+                double q = eps;
+                for (int d = 0; d < G->D; ++d) {
+                    const double xd = ref_at(G, x, i, j, k, d == 0, d == 1, d == 2, mode);
+                    const double t = log(eps + xd * xd) - l0;
+                    q += t * t;
+                }
+                const double y0 = ref_at(G, y, i, j, k, 0, 0, 0, mode);
+                s += sqrt(q) * (1 + y0 * y0);
+            }
+    return s;
+}
+
+PAIR_CALLER(logtv)
+
+/* logtv (reach's first four grids: the 2D rows of 1100 points run in strips, each
+ * strip's call extending its field rows' tags) */
+START_TEST(logtv_value_and_gradients) { check_reduction("logtv", call_logtv, ref_logtv, _i, 11800); }
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
@@ -564,6 +597,7 @@ int main(void)
     tcase_add_loop_test(tc, field_runs, 0, NFIELDRUN * 3);
     tcase_add_loop_test(tc, reach_value_and_gradients, 0, NREACH * 3);
     tcase_add_loop_test(tc, oneside_value_and_gradients, 0, NREACH * 3);
+    tcase_add_loop_test(tc, logtv_value_and_gradients, 0, 4 * 3); /* reach's first four grids */
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
