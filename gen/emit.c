@@ -210,7 +210,7 @@ typedef struct {
     int modespec, rstate;
     const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
     const char *pf; /* PF: the prefetches of an interior's points from st_pi on, or "" */
-    const char *fdecl, *frow, *fbody; /* the job's point fields, or "" */
+    const char *fdecl, *frow, *fbody, *fsize; /* the job's point fields, or "" (FieldText) */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */
@@ -235,15 +235,16 @@ static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const 
     fprintf(out, ", %d,\n", o->rstate);
     quoted_list(out, rest, 3);
     fprintf(out, ", [[%s]], [[%s]],\n", o->nt, o->pf ? o->pf : "");
-    const char *const fields[] = {o->fdecl ? o->fdecl : "", o->frow ? o->frow : "", o->fbody ? o->fbody : ""};
-    quoted_list(out, fields, 3);
+    const char *const fields[] = {o->fdecl ? o->fdecl : "", o->frow ? o->frow : "", o->fbody ? o->fbody : "",
+                                  o->fsize ? o->fsize : ""};
+    quoted_list(out, fields, 4);
     fprintf(out, ")\n");
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                 const char *zdecl, const char *zbody)
 {
-    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", "", "", "", ""};
+    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", "", "", "", "", ""};
     job_opt(out, D, acc, beta, box, interior, border, &o);
 }
 
@@ -501,23 +502,23 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
  * EXPR (NULL: none) reads a costly subexpression of one tap (the
  * reciprocals of a harmonic mean) at several offsets, of an array the job
  * does not write (WRITTEN, by array of ES), each is evaluated once a point
- * into strips of rows (backend_c.m4 stn_rowfn_fields); *DECL, *ROWS, *BODY
- * (the point's statement FMT) for the job, "" without fields.  Returns
+ * into rows (backend_c.m4 stn_rowfn_fields; fields_print.c); *T the
+ * job's texts (the point's statement FMT), "" without fields.  Returns
  * the fields' count, -1 out of memory. */
 static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, const char *fmt,
-                      char **decl, char **rows, char **body)
+                      FieldText *t)
 {
     Fields F;
     int n = expr ? fields_plan(es, expr, es->narr, &F) : 0;
     for (int q = 0; q < n; ++q)
         if (written[F.f[q].arr]) n = 0;
-    const FieldPrint fp = {es, names, es->narr, &F};
-    fields_print(n > 0 ? &fp : NULL, fmt, decl, rows, body);
+    const FieldPrint fp = {es, names, es->narr, &F, es->dims == 3};
+    fields_print(n > 0 ? &fp : NULL, fmt, t);
     return n;
 }
 
 /* an update's fields: a kernel of one statement */
-static int update_fields(const Stencil *s, const Kernel *k, const int *writes, char **decl, char **rows, char **body)
+static int update_fields(const Stencil *s, const Kernel *k, const int *writes, FieldText *t)
 {
     const char *names[MAXARR];
     for (int a = 0; a < s->narr; ++a) names[a] = s->arr[a].name;
@@ -527,7 +528,7 @@ static int update_fields(const Stencil *s, const Kernel *k, const int *writes, c
     pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
     fprintf(lhs.f, " = %%s;");
     char *fmt = str_close(&lhs);
-    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, fmt, decl, rows, body);
+    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, fmt, t);
     free(fmt);
     return n;
 }
@@ -540,8 +541,8 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     int reads[MAXARR], writes[MAXARR], params[MAXPARAM], used[MAXARR];
     kernel_usage(s, k, reads, writes, params);
     for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
-    char *sfd, *sfr, *sfb;
-    if (update_fields(s, k, writes, &sfd, &sfr, &sfb) < 0) return gen_error(s->file, k->line, "out of memory");
+    FieldText ft;
+    if (update_fields(s, k, writes, &ft) < 0) return gen_error(s->file, k->line, "out of memory");
     long minn[3];
     min_grid_kernel(s, k, used, minn);
     char base[160];
@@ -554,7 +555,7 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", "", sfd, sfr, sfb};
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size};
     job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
@@ -563,7 +564,7 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     emit_dist(out, ent, "update", D, sargs, kernel_reach(s, k), NULL, NULL, what);
     emit_dist_hide(out, ent, D, sargs, kernel_reach(s, k), what, s, k);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd); free(szd); free(szb);
-    free(sfd); free(sfr); free(sfb);
+    fields_text_free(&ft);
     return 0;
 }
 
@@ -732,14 +733,16 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     /* the fields' point statement: its index, then the sum */
     int wr[MAXARR] = {0};
     wr[N + x] = 1;
-    char ffmt[600], *sfd, *sfr, *sfb;
+    char ffmt[600];
+    FieldText ft;
     snprintf(ffmt, sizeof ffmt, "%s %s", qs, fmt);
-    const int nf = job_fields(&E->s, E->names, sum, wr, ffmt, &sfd, &sfr, &sfb);
+    const int nf = job_fields(&E->s, E->names, sum, wr, ffmt, &ft);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", "", sfd, sfr, sfb};
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size};
     if (nf >= 0) job_opt(jobs, D, 0, 0, sbox, sin, sbd, &jo);
-    free(sbox); free(sin); free(sbd); free(szd); free(szb); free(sfd); free(sfr); free(sfb);
+    free(sbox); free(sin); free(sbd); free(szd); free(szb);
+    fields_text_free(&ft);
     if (nf < 0) return gen_error(s->file, k->line, "out of memory");
     fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
     pr_stn(dump, &E->s, sum, E->names);
@@ -1577,18 +1580,6 @@ static void print_field_ring_row(FILE *f, const Roll *R, int q, const char *y, l
             R->fbase0 + fd->row0 + (z - fd->lo[2]) * my, R->fbase1, y, my);
 }
 
-/* the field that fills field Q's rows with its own: the first of Q's array
- * and offsets (one loop evaluates them all, sharing their subexpressions,
- * Good's root and its reciprocal; its rows' tags stand for theirs) */
-static int field_leader(const Fields *F, int q)
-{
-    for (int l = 0; l < q; ++l)
-        if (F->f[l].arr == F->f[q].arr && !memcmp(F->f[l].lo, F->f[q].lo, sizeof F->f[q].lo) &&
-            !memcmp(F->f[l].hi, F->f[q].hi, sizeof F->f[q].hi))
-            return l;
-    return q;
-}
-
 /* leader Q's fill of its fields' rows at z offset Z, for x in [st_xa + lo,
  * st_xb + hi): every y offset whose row's tag does not cover it */
 static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int q, long z)
@@ -1602,7 +1593,7 @@ static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int 
     int ng = 0;
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
     for (int m = q; m < F->n; ++m) {
-        if (field_leader(F, m) != q) continue;
+        if (fields_leader(F, m) != q) continue;
         fprintf(f, "        stn_real *const st_fw%d = ", m);
         print_field_ring_row(f, R, m, "st_fy", z);
         fprintf(f, ";\n");
@@ -1628,7 +1619,7 @@ static void print_roll_fields(FILE *f, const Roll *R, const RollIn *in, const ch
     const Fields *F = &R->F;
     const int base = in->P->es->narr;
     for (int q = 0; q < F->n; ++q)
-        if (field_leader(F, q) == q)
+        if (fields_leader(F, q) == q)
             for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z) print_roll_field_fill(f, R, in, q, z);
     for (int r = 0; r < F->nrow; ++r) {
         char y[24];
@@ -3672,9 +3663,9 @@ static int costly_over_taps(Node *n, unsigned char *seen)
  * its neighbours, filled once a point into rows of strips (fields_print),
  * and what is left is one division at the point, an expert's loop.  The
  * partials then need no rolling rows (emit_reduce_kind).  Returns 0 and
- * "" texts when the reduction has no such fields: a root of many taps
+ * "" texts (*T) when the reduction has no such fields: a root of many taps
  * (TV's) is still evaluated once a point by the rolling rows. */
-static int gather_fields(const RedPlan *P, int want_v, char **decl, char **rows, char **body)
+static int gather_fields(const RedPlan *P, int want_v, FieldText *t)
 {
     Node *roots[MAXARR + 1];
     char *fmts[MAXARR + 1];
@@ -3699,8 +3690,8 @@ static int gather_fields(const RedPlan *P, int want_v, char **decl, char **rows,
         if (!seen || costly_over_taps(sub[r], seen)) n = 0;
     for (int r = 0; r < nr && n > 0; ++r) roots[r] = sub[r];
     free(seen);
-    const FieldPrint fp = {P->es, P->E.names, P->es->narr, &G};
-    fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, decl, rows, body);
+    const FieldPrint fp = {P->es, P->E.names, P->es->narr, &G, P->D == 3};
+    fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, t);
     for (int r = 0; r < nr; ++r) free(fmts[r]);
     return n > 0;
 }
@@ -3732,8 +3723,8 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
                             want_g, P->first_read, sbd, scls);
     free(scls);
     RollText rt = {0};
-    char *sfdecl, *sfrow, *sfbody;
-    const int gfields = want_g && gather_fields(P, want_v, &sfdecl, &sfrow, &sfbody);
+    FieldText ft = {0};
+    const int gfields = want_g && gather_fields(P, want_v, &ft);
     if (want_g && !gfields) {
         char fn[240];
         snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", P->base, kname, D);
@@ -3758,16 +3749,16 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     fprintf(out, ",\n[[");
     char *spf = reduce_prefetch(P, want_g);
     if (!want_g) {
-        const FieldPrint fp = {P->es, P->E.names, P->N, &P->F};
-        fields_print(&fp, "{ const stn_real st_v = %s; stn_vacc }", &sfdecl, &sfrow, &sfbody);
+        const FieldPrint fp = {P->es, P->E.names, P->N, &P->F, P->D == 3};
+        fields_print(&fp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
     }
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
-                       want_g ? nt_array(P) : "", spf, sfdecl, sfrow, sfbody};
+                       want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
     free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb); free(spf);
-    free(sfdecl); free(sfrow); free(sfbody);
+    fields_text_free(&ft);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }
 

@@ -220,3 +220,12 @@ int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
     if (n > 0 && !(F->value = fields_apply(s, F, value, base))) return -1;
     return n;
 }
+
+int fields_leader(const Fields *F, int q)
+{
+    for (int l = 0; l < q; ++l)
+        if (F->f[l].arr == F->f[q].arr && !memcmp(F->f[l].lo, F->f[q].lo, sizeof F->f[q].lo) &&
+            !memcmp(F->f[l].hi, F->f[q].hi, sizeof F->f[q].hi))
+            return l;
+    return q;
+}

@@ -1,11 +1,16 @@
 /* stenc-gen: the printing of point fields (fields.c plans them): the
- * strips of field rows kept along y that a row function with fields
- * (backend_c.m4 stn_rowfn_fields) declares, fills and reads.  Used by a
- * reduction's value and by an update kernel's statement (perf/NOTES.md
- * sections 43-44). */
+ * field rows that a row function with fields (backend_c.m4
+ * stn_rowfn_fields) declares, fills and reads.  In 2D, strips of rows kept
+ * along y on the function's stack; in 3D (P->planes), rows of each field's
+ * planes along z in a per-thread buffer the job allocates, each row tagged
+ * with the grid row and x range it holds, so a row is filled once for the
+ * planes that read it.  Used by a reduction's value and gradient, an
+ * update kernel's statement and an update adjoint's gather (perf/NOTES.md
+ * sections 43-45). */
 #include "gen.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* the arrays' names for printing (the user's, then st_frR, each field row
@@ -23,7 +28,7 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
     for (int r = 0; r < P->F->nrow; ++r) {
         snprintf(fn->rown[r], sizeof fn->rown[r], "st_fr%d", r);
         fn->names[P->N + r] = fn->rown[r];
-        fn->xorg[P->N + r] = fn->orgn[P->F->rowf[r]];
+        fn->xorg[P->N + r] = P->planes ? NULL : fn->orgn[P->F->rowf[r]]; /* planes: whole rows */
     }
 }
 
@@ -82,6 +87,114 @@ static void print_field_rows(FILE *f, const FieldPrint *P)
     }
 }
 
+/* ---- 3D: planes of field rows (P->planes) ---- */
+
+/* the ring rows of a plane (st_fry = st_ty + the widest y span) and the
+ * planes of fields before Q (each field keeps its z offsets' count) */
+static long field_span(const Fields *F)
+{
+    long s = 0;
+    for (int q = 0; q < F->n; ++q)
+        if (F->f[q].hi[1] - F->f[q].lo[1] > s) s = F->f[q].hi[1] - F->f[q].lo[1];
+    return s;
+}
+static long planes_before(const Fields *F, int q)
+{
+    long n = 0;
+    for (int p = 0; p < q; ++p) n += F->f[p].hi[2] - F->f[p].lo[2] + 1;
+    return n;
+}
+
+/* field Q's row for grid row (J, K) in the thread's buffer st_fpl */
+static void print_plane_row(FILE *f, const Fields *F, int q, const char *jv, const char *kv)
+{
+    fprintf(f, "st_fpl + ((size_t)%ld * (size_t)st_fry + (size_t)stenc_imod(%s, %ld) * (size_t)st_fry + "
+               "(size_t)stenc_imod(%s, st_fry)) * (size_t)st_fpw",
+            planes_before(F, q), kv, F->f[q].hi[2] - F->f[q].lo[2] + 1, jv);
+}
+
+/* FSIZE: the buffer's rows a thread */
+static void print_plane_size(FILE *f, const Fields *F)
+{
+    fprintf(f, "(size_t)%ld * (size_t)(st_ty + %ld)", planes_before(F, F->n), field_span(F));
+}
+
+/* leader Q's fill of its fields' rows (j + y, k + z) over the box's
+ * offsets that their tags do not cover for the strip [st_fa, st_fe) */
+static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
+{
+    const Fields *F = P->F;
+    const Field *fd = &F->f[q];
+    const char *nm = P->names[fd->arr];
+    Node *g[MAXFIELD];
+    char fmb[MAXFIELD][32];
+    const char *fm[MAXFIELD];
+    int ng = 0;
+    fprintf(f, "    for (ptrdiff_t st_fz = %ld; st_fz <= %ld; ++st_fz)\n"
+               "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n"
+               "        const ptrdiff_t st_fj = j + st_fy, st_fk = k + st_fz;\n"
+               "        const ptrdiff_t st_fa0 = st_fa%+ld, st_fe0 = st_fe%+ld;\n",
+            fd->lo[2], fd->hi[2], fd->lo[1], fd->hi[1], fd->lo[0], fd->hi[0]);
+    for (int m = q; m < F->n; ++m) {
+        if (fields_leader(F, m) != q) continue;
+        fprintf(f, "        stn_real *const st_fw%d = ", m);
+        print_plane_row(f, F, m, "st_fj", "st_fk");
+        fprintf(f, ";\n");
+        snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
+        g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
+    }
+    fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, st_fj, st_fk, st_fa0, st_fe0)) continue;\n"
+               "        const stn_real *const st_row_%s = %s + %s_s0*(st_fj + %s_s1*st_fk);\n"
+               "        #pragma omp simd\n        for (ptrdiff_t i = st_fa0; i < st_fe0; ++i) {\n",
+            q, nm, nm, nm, nm);
+    const PrintCtx pc = {P->es, TAP_ROW, P->names, NULL, NULL, 0};
+    pr_c_block(f, &pc, g, ng, fm, "            ");
+    fprintf(f, "        }\n        stenc_ftag_put(st_fw%d + st_n0, st_fj, st_fk, st_fa0, st_fe0);\n    }\n", q);
+}
+
+/* PF: the prefetches, from point st_pi on, of the row the next row's fills
+ * read first, one above each array's newest field row: the interior reads
+ * the fields alone, so the job's own hint (the row of its taps) asked for
+ * a row the fills had just read (perf/NOTES.md section 45) */
+static void print_plane_pf(FILE *f, const FieldPrint *P)
+{
+    const Fields *F = P->F;
+    for (int q = 0; q < F->n; ++q) {
+        int first = 1;
+        long dy = 0, dz = 0;
+        for (int p = 0; p < F->n; ++p) {
+            if (F->f[p].arr != F->f[q].arr) continue;
+            if (p < q) first = 0;
+            dy = F->f[p].hi[1] + 1 > dy ? F->f[p].hi[1] + 1 : dy;
+            dz = F->f[p].hi[2] > dz ? F->f[p].hi[2] : dz;
+        }
+        const char *nm = P->names[F->f[q].arr];
+        if (first)
+            fprintf(f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*((j + %ld) + %s_s1*(k + %ld)) + st_pi);", nm, nm, nm, dy, nm, dz);
+    }
+}
+
+/* FDECL and FROW of the planes */
+static void print_plane_decl(FILE *f, const FieldPrint *P)
+{
+    fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fpw = st_n0 + 16, st_fry = st_ty + %ld;\n",
+            field_span(P->F));
+}
+static void print_plane_rows(FILE *f, const FieldPrint *P)
+{
+    const Fields *F = P->F;
+    for (int q = 0; q < F->n; ++q)
+        if (fields_leader(F, q) == q) print_plane_fill(f, P, q);
+    for (int r = 0; r < F->nrow; ++r) {
+        char jv[32], kv[32];
+        snprintf(jv, sizeof jv, "j + %ld", F->rowy[r]);
+        snprintf(kv, sizeof kv, "k + %ld", F->rowz[r]);
+        fprintf(f, "    const stn_real *const st_row_st_fr%d = ", r);
+        print_plane_row(f, F, F->rowf[r], jv, kv);
+        fprintf(f, "; (void)st_row_st_fr%d;\n", r);
+    }
+}
+
 /* FBODY: an interior point's statements FMTS of the NR ROOTS (their fields
  * read from their rows: fields_apply) */
 static void print_field_interior(FILE *f, const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr)
@@ -103,20 +216,29 @@ static void print_field_interior(FILE *f, const FieldPrint *P, Node *const *root
     fprintf(f, "        }\n");
 }
 
-void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, char **decl, char **rows,
-                        char **body)
+void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, FieldText *t)
 {
-    Str d, r, b;
-    str_open(&d); str_open(&r); str_open(&b);
-    if (P && P->F->n > 0) {
+    Str d, r, b, z, pf;
+    str_open(&d); str_open(&r); str_open(&b); str_open(&z); str_open(&pf);
+    if (P && P->F->n > 0 && P->planes) {
+        print_plane_decl(d.f, P);
+        print_plane_rows(r.f, P);
+        print_plane_size(z.f, P->F);
+        print_plane_pf(pf.f, P);
+    } else if (P && P->F->n > 0) {
         print_field_decl(d.f, P);
         print_field_rows(r.f, P);
-        print_field_interior(b.f, P, roots, fmts, nr);
     }
-    *decl = str_close(&d), *rows = str_close(&r), *body = str_close(&b);
+    if (P && P->F->n > 0) print_field_interior(b.f, P, roots, fmts, nr);
+    t->decl = str_close(&d), t->rows = str_close(&r), t->body = str_close(&b), t->size = str_close(&z), t->pf = str_close(&pf);
 }
 
-void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body)
+void fields_print(const FieldPrint *P, const char *fmt, FieldText *t)
 {
-    fields_print_roots(P, P ? &P->F->value : NULL, &fmt, 1, decl, rows, body);
+    fields_print_roots(P, P ? &P->F->value : NULL, &fmt, 1, t);
+}
+
+void fields_text_free(FieldText *t)
+{
+    free(t->decl); free(t->rows); free(t->body); free(t->size); free(t->pf);
 }

@@ -255,17 +255,28 @@ typedef struct {
     const char *const *names;
     int N;
     const Fields *F;
+    int planes;          /* 3D: planes of field rows in the job's per-thread buffer */
 } FieldPrint;
+/* the texts of a job's fields (backend_c.m4 stn_job's FDECL, FROW, FBODY,
+ * FSIZE; PF, the job's prefetches in 3D), each allocated, "" without
+ * fields */
+typedef struct {
+    char *decl, *rows, *body, *size, *pf;
+} FieldText;
 /* (fields_print.c) a row function's fields for backend_c.m4
  * stn_rowfn_fields, each text allocated: the declarations *DECL, row j's
  * fills and row pointers *ROWS, the interior point *BODY, its statement FMT
  * (one %s: F->value, the fields read from their rows); all "" when P is
  * NULL or plans no field */
-void fields_print(const FieldPrint *P, const char *fmt, char **decl, char **rows, char **body);
+void fields_print(const FieldPrint *P, const char *fmt, FieldText *t);
+void fields_text_free(FieldText *t);
 /* the same for the NR ROOTS (at most MAXARR + 1; their fields read from
  * their rows: fields_apply), each with its statement FMTS */
-void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, char **decl, char **rows,
-                        char **body);
+void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, FieldText *t);
+/* the field that fills field Q's rows with its own in one loop: the first
+ * of Q's array and offsets (their shared subexpressions evaluated once:
+ * Good's root and its reciprocal) */
+int fields_leader(const Fields *F, int q);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */

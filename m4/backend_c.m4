@@ -178,7 +178,7 @@ $2[[]]            }
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
 #         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT, PF,
-#         FDECL, FROW, FBODY)
+#         FDECL, FROW, FBODY, FSIZE)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 #   XEND (may be empty, then BORDER): the body for the points before and after
 #   the x-interior of an interior row, when BORDER_ROW is given
@@ -198,10 +198,14 @@ $2[[]]            }
 #   sections 37 and 42)
 #   PF (may be empty): statements that prefetch the input rows of an
 #   interior's points from st_pi on (stn_pf_at)
-#   FDECL, FROW, FBODY (may be empty): a value's point fields (gen/fields.c):
+#   FDECL, FROW, FBODY (may be empty): a job's point fields (gen/fields.c):
 #   the row function's strips of field rows, the fill of row j's for the
 #   strip [st_fa, st_fe) with its row arrays' pointers, and the interior
 #   body that reads them ([[stn_rowfn_fields]])
+#   FSIZE (may be empty; 3D): the rows of st_n0 + 16 elements of each
+#   thread's buffer of field planes (gen/fields_print.c), allocated zeroed
+#   (its rows' tags empty) with the ring; the row functions get their
+#   thread's (st_fpl) and st_ty
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
@@ -213,13 +217,13 @@ m4_pushdef([[stn_j_ends]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[
 m4_pushdef([[stn_j_roll]], [[$10]])m4_pushdef([[stn_j_roll_init]], [[$11]])m4_pushdef([[stn_j_roll_size]], [[$12]])m4_dnl
 m4_pushdef([[stn_j_roll_state]], [[$13]])m4_pushdef([[stn_j_xrow]], [[$14]])m4_pushdef([[stn_j_nt]], [[$17]])m4_dnl
 m4_pushdef([[stn_j_pf]], [[$18]])m4_pushdef([[stn_j_fdecl]], [[$19]])m4_pushdef([[stn_j_frow]], [[$20]])m4_dnl
-m4_pushdef([[stn_j_fbody]], [[$21]])m4_dnl
+m4_pushdef([[stn_j_fbody]], [[$21]])m4_pushdef([[stn_j_fsize]], [[$22]])m4_dnl
 stn_job_named[[]]m4_dnl
 m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_beta]])m4_popdef([[stn_j_box]])m4_dnl
 m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_mode]])m4_popdef([[stn_j_border_row]])m4_dnl
 m4_popdef([[stn_j_ends]])m4_popdef([[stn_j_roll]])m4_popdef([[stn_j_roll_init]])m4_popdef([[stn_j_roll_size]])m4_dnl
 m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])m4_popdef([[stn_j_nt]])m4_popdef([[stn_j_pf]])m4_dnl
-m4_popdef([[stn_j_fdecl]])m4_popdef([[stn_j_frow]])m4_popdef([[stn_j_fbody]])]])
+m4_popdef([[stn_j_fdecl]])m4_popdef([[stn_j_frow]])m4_popdef([[stn_j_fbody]])m4_popdef([[stn_j_fsize]])]])
 
 # stn_job_named: stn_job's text, its arguments by name
 m4_define([[stn_job_named]], [[    {
@@ -230,7 +234,7 @@ m4_define([[stn_job_named]], [[    {
 m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
        planes a tile reads are read in long runs and stay in cache (STENC_TILE_BYTES;
        with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile) */
-    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse(stn_given([[stn_j_roll]]), 0, [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]));
+    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00, [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]));
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];
 ]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
@@ -242,8 +246,14 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)(stn_j_roll_state) + 8, sizeof(ptrdiff_t));
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
     if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
+]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
+    if ((size_t)(st_n0 + 16) > SIZE_MAX / sizeof(stn_real) / (stn_j_fsize) / (size_t)st_fthr) return STENC_ERR_OVERFLOW;
+    const size_t st_fper = (stn_j_fsize) * (size_t)(st_n0 + 16);
+    stn_real *const st_fpb = (stn_real *)calloc(st_fper * (size_t)st_fthr, sizeof(stn_real));
+    if (!st_fpb) return STENC_ERR_ALLOC;
 ]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    free(st_ring);
     free(st_rstate_mem);
+]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    free(st_fpb);
 ]])m4_ifelse(stn_j_acc, 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])
@@ -470,7 +480,7 @@ m4_define([[stn_rowno]], 0)
 m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
 m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)m4_ifelse(stn_given([[stn_j_fbody]]), 1,
-[[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]]));
+[[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, st_fpb + (size_t)stenc_omp_thread() * st_fper, st_ty]]));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
@@ -491,7 +501,7 @@ stn_rowfn_close([[$1]])]])
 # stn_rowfn_open(ACC, MODE), stn_rowfn_close(ACC): a row function's head
 # (its parameters, st_mode, st_acc) and its end
 m4_define([[stn_rowfn_open]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, m4_ifelse(stn_j_dims, 3, [[const ptrdiff_t k, ]])const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]]))
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, m4_ifelse(stn_j_dims, 3, [[const ptrdiff_t k, ]])const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, stn_real *stn_restrict st_fpl, const ptrdiff_t st_ty]]))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
    stn_voids(stn_row_xr())m4_ifelse(stn_j_dims, 3, [[ (void)k;]])
