@@ -244,7 +244,8 @@ _Static_assert(3 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MA
 static void run_peer(void *p)
 {
     Peer *c = p;
-    if (c->what == HAND_GOODS_VALUE) c->v = hand_goods_value(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f);
+    if (c->what == HAND_GOODS_VALUE && c->dims == 3) c->v = hand_goods_value3(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
+    else if (c->what == HAND_GOODS_VALUE) c->v = hand_goods_value(c->nx, c->ny, 1, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_GOODS_GRAD) hand_goods_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_HESS_VALUE) c->v = hand_hess3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);

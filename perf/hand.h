@@ -165,7 +165,8 @@ static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restr
  * (Neumann).  Each square root once a row of a strip: strips of
  * HAND_GSTRIP points outermost, a block of rows inside (a plane in 3D),
  * the row above's s kept for the next row (two square roots a point in 3D,
- * one in 2D, instead of four and three) */
+ * one in 2D, instead of four and three).  The bench's 3D duel runs
+ * hand_goods_value3 (one a point, planes kept) */
 #define HAND_GSTRIP 2048
 static inline void hand_sqrt_row(float *restrict o, const float *restrict r, size_t n, float eps)
 {
@@ -561,7 +562,11 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
  * point: y tiles (a multiple of the threads) march up in z with s of three
  * planes of their rows and a halo row each side (one plane in 2D) in a ring
  * of about HAND_LAP_RING bytes, rows padded by a replicated point each
- * side; after s of plane k, plane k - 1's gradient. */
+ * side.  Row by row: s of row j of plane k (2D: of row j + 1), then row
+ * j's gradient of plane k - 1 (2D: of its plane), so that the roots
+ * overlap the prefetched loads of the next row (filling a tile's plane
+ * ahead of its gradients ran 1.0-1.1x stenc's time; perf/NOTES.md section
+ * 45). */
 static inline void hand_sqrt_row_pad(float *restrict o, const float *restrict r, size_t nx, float eps)
 {
     size_t i0 = 0;
@@ -589,11 +594,15 @@ static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restri
             const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile;
             const size_t jl = j0 ? j0 - 1 : 0, jh = j1 < ny ? j1 : ny - 1;
 #define HAND_GOODS_RP(kk, j) (rg + ((kk) % np * rows + ((j) - jl)) * rs + 1)
-            for (size_t k = 0; k <= nz; ++k) {
-                for (size_t j = jl; j <= jh && k < nz; ++j) hand_sqrt_row_pad(HAND_GOODS_RP(k, j), x + nx * j + P * k, nx, eps);
-                if (k == 0) continue;
-                const size_t q = k - 1; /* the gradient's plane: s of planes q-1, q, q+1 in the ring */
+            /* the first plane's rows (2D: the rows up to the tile's first) */
+            for (size_t j = jl; j <= (nz > 1 ? jh : j0); ++j) hand_sqrt_row_pad(HAND_GOODS_RP(0, j), x + nx * j, nx, eps);
+            for (size_t k = nz > 1 ? 1 : 0; k <= nz - (nz == 1); ++k) {
+                const size_t q = nz > 1 ? k - 1 : 0; /* the gradient's plane: s of planes q-1, q, q+1 in the ring */
                 for (size_t j = j0; j < j1; ++j) {
+                    /* row by row: the rows of s row j's gradient needs first (3D: of plane k; 2D: row j + 1) */
+                    const size_t fa = nz > 1 ? (j == j0 ? jl : j) : j + 1, fb = j + 1 == j1 ? jh : nz > 1 ? j : j + 1;
+                    for (size_t f = fa; f <= fb && (nz == 1 || k < nz); ++f)
+                        hand_sqrt_row_pad(HAND_GOODS_RP(nz > 1 ? k : 0, f), x + nx * f + P * (nz > 1 ? k : 0), nx, eps);
                     const float *s = HAND_GOODS_RP(q, j), *ym = j ? HAND_GOODS_RP(q, j - 1) : s;
                     const float *yp = j + 1 < ny ? HAND_GOODS_RP(q, j + 1) : s, *zm = q ? HAND_GOODS_RP(q - 1, j) : s;
                     const float *zp = k < nz ? HAND_GOODS_RP(k, j) : s;
@@ -608,6 +617,57 @@ static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restri
         hand_fence();
         free(rg);
     }
+}
+
+/* ---- Good's roughness value, 3D, roots once a point ----
+ * hand_goods_value's sum with s = sqrt(x + eps) evaluated once a point
+ * (and its tile's halo row): y tiles march up in z with s of two planes of
+ * their rows and the row above in a ring of about HAND_LAP_RING / 2 bytes
+ * (rows padded by a replicated point: the x difference past the last
+ * point is then 0).  Row by row, s of row j of plane k + 1 (its root
+ * evaluations overlap the prefetched next row's loads), then row j's terms
+ * of plane k, float lanes a row added in double.  Filling a tile's whole
+ * plane before its terms ran 1.27x stenc's time at 512^3 (the loads then
+ * wait in the fill, the terms run from cache; perf/NOTES.md section 45) */
+static double hand_goods_value3(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                                float eps)
+{
+    const size_t P = nx * ny, rs = nx + 2, ty = HAND_LAP_RING / 2 / (2 * sizeof(float) * rs);
+    const size_t ntile = hand_tiles(ny, ty < 4 ? 2 : ty - 1);
+    double s = 0;
+#pragma omp parallel reduction(+ : s)
+    {
+        const size_t rows = (ny + ntile - 1) / ntile + 1;
+        float *rg = malloc(sizeof(float) * 2 * rows * rs);
+#pragma omp for schedule(static)
+        for (size_t tl = 0; tl < ntile; ++tl) {
+            const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile, jh = j1 < ny ? j1 : ny - 1;
+#define HAND_GOODS_VP(kk, j) (rg + ((kk) % 2 * rows + ((j) - j0)) * rs + 1)
+            for (size_t j = j0; j <= jh; ++j) hand_sqrt_row_pad(HAND_GOODS_VP(0, j), x + nx * j, nx, eps);
+            for (size_t k = 0; k < nz; ++k)
+                for (size_t j = j0; j < j1; ++j) {
+                    for (size_t f = j; k + 1 < nz && f <= (j + 1 == j1 ? jh : j); ++f)
+                        hand_sqrt_row_pad(HAND_GOODS_VP(k + 1, f), x + nx * f + P * (k + 1), nx, eps);
+                    const float *s0 = HAND_GOODS_VP(k, j), *s1 = j + 1 < ny ? HAND_GOODS_VP(k, j + 1) : s0;
+                    const float *zr = k + 1 < nz ? HAND_GOODS_VP(k + 1, j) : s0;
+                    float acc = 0, lane[16] = {0};
+                    size_t i0 = 0;
+#define HAND_GOODS_VTERM(i) (wx * (s0[i + 1] - s0[i]) * (s0[i + 1] - s0[i]) + wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]))
+                    for (; i0 + 16 <= nx; i0 += 16) {
+#pragma omp simd
+                        for (size_t u = 0; u < 16; ++u) lane[u] += HAND_GOODS_VTERM(i0 + u);
+                    }
+#pragma omp simd reduction(+ : acc)
+                    for (size_t i = i0; i < nx; ++i) acc += HAND_GOODS_VTERM(i);
+#undef HAND_GOODS_VTERM
+                    for (size_t u = 0; u < 16; ++u) acc += lane[u];
+                    s += (double)acc;
+                }
+#undef HAND_GOODS_VP
+        }
+        free(rg);
+    }
+    return s;
 }
 
 /* ---- the total Hessian's gradient, 3D ----
