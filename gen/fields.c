@@ -1,16 +1,16 @@
-/* stenc-gen: the point fields of a reduction's value, an update kernel's
- * statement or an update adjoint's gather (a plan: data only;
- * fields_print.c prints from it).
+/* stenc-gen: the point fields of a reduction's value or gradient gather,
+ * an update kernel's statement, an update adjoint's gather, or the rolling
+ * rows' newest row (a plan: data only; fields_print.c and gen/emit.c
+ * roll_fields print from it).
  *
  * A point field is a costly subexpression of one tap, such as
  * sqrt(x[p] + eps) in Good's roughness, that the value reads at several
  * offsets: sqrt(x[p+e_d] + eps) for every d and sqrt(x[p] + eps).  Evaluated
  * per point of the value it costs one square root per offset (four in 3D);
- * evaluated once per point of x into a strip of a row and kept while the
- * rows of a run walk up in y, it costs one per row of offsets along z (two
- * in 3D, one in 2D).  The value interior then reads each occurrence from
- * its row array: a tap of the pseudo-array of its field and y/z offset at
- * its x offset (perf/NOTES.md sections 43-44). */
+ * evaluated once per point of x into rows kept while the rows walk up in
+ * y (2D) and, in 3D, over a tile's planes, it costs one.  The interior then
+ * reads each occurrence from its row array: a tap of the pseudo-array of
+ * its field and y/z offset at its x offset (perf/NOTES.md sections 43-45). */
 #include "gen.h"
 
 #include <stdlib.h>

@@ -173,6 +173,25 @@ static inline void hand_sqrt_row(float *restrict o, const float *restrict r, siz
 #pragma omp simd
     for (size_t i = 0; i < n; ++i) o[i] = sqrtf(r[i] + eps);
 }
+/* a row's terms over [0, N) in float lanes of 16 (PF, or NULL: prefetched
+ * from PFAT on, a line ahead of each 16), the lanes and the rest added */
+static inline float hand_goods_terms(const float *s0, const float *s1, const float *zr, size_t n, float wx, float wy,
+                                     float wz, const float *pf, size_t pfat)
+{
+    float acc = 0, lane[16] = {0};
+    size_t i0 = 0;
+#define HAND_GOODS_TERM(i) (wx * (s0[i + 1] - s0[i]) * (s0[i + 1] - s0[i]) + wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]))
+    for (; i0 + 16 <= n; i0 += 16) {
+        hand_pf(pf, pfat + i0);
+#pragma omp simd
+        for (size_t q = 0; q < 16; ++q) lane[q] += HAND_GOODS_TERM(i0 + q);
+    }
+#pragma omp simd reduction(+ : acc)
+    for (size_t i = i0; i < n; ++i) acc += HAND_GOODS_TERM(i);
+#undef HAND_GOODS_TERM
+    for (size_t q = 0; q < 16; ++q) acc += lane[q];
+    return acc;
+}
 static double hand_goods_value(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
                                float eps)
 {
@@ -192,18 +211,7 @@ static double hand_goods_value(size_t nx, size_t ny, size_t nz, const float *res
                 hand_sqrt_row(s1, u + a, w, eps);
                 if (nz > 1) hand_sqrt_row(sz, t + a, e - a, eps);
                 const float *zr = nz > 1 ? sz : s0; /* 2D: no z term */
-                float acc = 0, lane[16] = {0};
-                size_t i0 = 0;
-#define HAND_GOODS_TERM(i) (wx * (s0[i + 1] - s0[i]) * (s0[i + 1] - s0[i]) + wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]))
-                for (; i0 + 16 <= nf; i0 += 16) {
-                    if (nz > 1) hand_pf(t, nx + a + i0);
-#pragma omp simd
-                    for (size_t q = 0; q < 16; ++q) lane[q] += HAND_GOODS_TERM(i0 + q);
-                }
-#pragma omp simd reduction(+ : acc)
-                for (size_t i = i0; i < nf; ++i) acc += HAND_GOODS_TERM(i);
-#undef HAND_GOODS_TERM
-                for (size_t q = 0; q < 16; ++q) acc += lane[q];
+                float acc = hand_goods_terms(s0, s1, zr, nf, wx, wy, wz, nz > 1 ? t : NULL, nx + a);
                 if (nf < e - a) { /* the row's last point: no x term */
                     const size_t i = nf;
                     acc += wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]);
@@ -650,18 +658,7 @@ static double hand_goods_value3(size_t nx, size_t ny, size_t nz, const float *re
                         hand_sqrt_row_pad(HAND_GOODS_VP(k + 1, f), x + nx * f + P * (k + 1), nx, eps);
                     const float *s0 = HAND_GOODS_VP(k, j), *s1 = j + 1 < ny ? HAND_GOODS_VP(k, j + 1) : s0;
                     const float *zr = k + 1 < nz ? HAND_GOODS_VP(k + 1, j) : s0;
-                    float acc = 0, lane[16] = {0};
-                    size_t i0 = 0;
-#define HAND_GOODS_VTERM(i) (wx * (s0[i + 1] - s0[i]) * (s0[i + 1] - s0[i]) + wy * (s1[i] - s0[i]) * (s1[i] - s0[i]) + wz * (zr[i] - s0[i]) * (zr[i] - s0[i]))
-                    for (; i0 + 16 <= nx; i0 += 16) {
-#pragma omp simd
-                        for (size_t u = 0; u < 16; ++u) lane[u] += HAND_GOODS_VTERM(i0 + u);
-                    }
-#pragma omp simd reduction(+ : acc)
-                    for (size_t i = i0; i < nx; ++i) acc += HAND_GOODS_VTERM(i);
-#undef HAND_GOODS_VTERM
-                    for (size_t u = 0; u < 16; ++u) acc += lane[u];
-                    s += (double)acc;
+                    s += (double)hand_goods_terms(s0, s1, zr, nx, wx, wy, wz, NULL, 0);
                 }
 #undef HAND_GOODS_VP
         }
