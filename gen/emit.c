@@ -1580,36 +1580,27 @@ static void print_field_ring_row(FILE *f, const Roll *R, int q, const char *y, l
             R->fbase0 + fd->row0 + (z - fd->lo[2]) * my, R->fbase1, y, my);
 }
 
+/* member M's ring row at z offset (RollFill.z), for fields_print_tagged_fill */
+typedef struct { const Roll *R; long z; } RollFill;
+static void roll_field_row(FILE *f, const void *ctx, int m)
+{
+    const RollFill *c = ctx;
+    print_field_ring_row(f, c->R, m, "st_fy", c->z);
+}
+
 /* leader Q's fill of its fields' rows at z offset Z, for x in [st_xa + lo,
  * st_xb + hi): every y offset whose row's tag does not cover it */
 static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int q, long z)
 {
-    const Fields *F = &R->F;
-    const Field *fd = &F->f[q];
-    const char *nm = in->P->s->arr[fd->arr].name;
-    Node *g[MAXFIELD];
-    char fmb[MAXFIELD][32];
-    const char *fm[MAXFIELD];
-    int ng = 0;
+    const Field *fd = &R->F.f[q];
+    char kv[32];
+    snprintf(kv, sizeof kv, "st_kq%+ld", z);
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
-    for (int m = q; m < F->n; ++m) {
-        if (fields_leader(F, m) != q) continue;
-        fprintf(f, "        stn_real *const st_fw%d = ", m);
-        print_field_ring_row(f, R, m, "st_fy", z);
-        fprintf(f, ";\n");
-        snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
-        g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
-    }
     fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
-    fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, st_jq + st_fy, st_kq%+ld, st_fa, st_fb)) continue;\n", q, z);
-    if (in->P->s->dims == 3)
-        fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((st_jq + st_fy) + %s_s1*(st_kq%+ld));\n", nm, nm, nm,
-                nm, z);
-    else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(st_jq + st_fy);\n", nm, nm, nm);
-    fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = st_fa; i < st_fb; ++i) {\n");
-    const PrintCtx pc = {in->P->es, TAP_ROW, in->P->E.names, NULL, NULL, 0};
-    pr_c_block(f, &pc, g, ng, fm, "            ");
-    fprintf(f, "        }\n        stenc_ftag_put(st_fw%d + st_n0, st_jq + st_fy, st_kq%+ld, st_fa, st_fb);\n    }\n", q, z);
+    const RollFill c = {R, z};
+    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c};
+    fields_print_tagged_fill(f, &t);
+    fprintf(f, "    }\n");
 }
 
 /* a row function's point fields: the fills its rows need, then each row

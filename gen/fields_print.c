@@ -87,6 +87,34 @@ static void print_field_rows(FILE *f, const FieldPrint *P)
     }
 }
 
+/* ---- tagged rows of fields (3D planes here, gen/emit.c's rolling rows) ---- */
+
+void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
+{
+    const Fields *F = t->F;
+    const char *nm = t->names[F->f[t->q].arr];
+    Node *g[MAXFIELD];
+    char fmb[MAXFIELD][32];
+    const char *fm[MAXFIELD];
+    int ng = 0;
+    for (int m = t->q; m < F->n; ++m) {
+        if (fields_leader(F, m) != t->q) continue;
+        fprintf(f, "        stn_real *const st_fw%d = ", m);
+        t->row(f, t->ctx, m);
+        fprintf(f, ";\n");
+        snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
+        g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
+    }
+    fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, %s, %s, %s, %s)) continue;\n", t->q, t->j, t->k, t->a, t->b);
+    if (t->es->dims == 3)
+        fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, t->j, nm, t->k);
+    else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(%s);\n", nm, nm, nm, t->j);
+    fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = %s; i < %s; ++i) {\n", t->a, t->b);
+    const PrintCtx pc = {t->es, TAP_ROW, t->names, NULL, NULL, 0};
+    pr_c_block(f, &pc, g, ng, fm, "            ");
+    fprintf(f, "        }\n        stenc_ftag_put(st_fw%d + st_n0, %s, %s, %s, %s);\n", t->q, t->j, t->k, t->a, t->b);
+}
+
 /* ---- 3D: planes of field rows (P->planes) ---- */
 
 /* the ring rows of a plane (st_fry = st_ty + the widest y span) and the
@@ -121,35 +149,23 @@ static void print_plane_size(FILE *f, const Fields *F)
 
 /* leader Q's fill of its fields' rows (j + y, k + z) over the box's
  * offsets that their tags do not cover for the strip [st_fa, st_fe) */
+/* member M's row (j + y, k + z) of the buffer, for fields_print_tagged_fill */
+static void plane_row_of(FILE *f, const void *ctx, int m)
+{
+    print_plane_row(f, ctx, m, "st_fj", "st_fk");
+}
+
 static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
 {
-    const Fields *F = P->F;
-    const Field *fd = &F->f[q];
-    const char *nm = P->names[fd->arr];
-    Node *g[MAXFIELD];
-    char fmb[MAXFIELD][32];
-    const char *fm[MAXFIELD];
-    int ng = 0;
+    const Field *fd = &P->F->f[q];
     fprintf(f, "    for (ptrdiff_t st_fz = %ld; st_fz <= %ld; ++st_fz)\n"
                "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n"
                "        const ptrdiff_t st_fj = j + st_fy, st_fk = k + st_fz;\n"
                "        const ptrdiff_t st_fa0 = st_fa%+ld, st_fe0 = st_fe%+ld;\n",
             fd->lo[2], fd->hi[2], fd->lo[1], fd->hi[1], fd->lo[0], fd->hi[0]);
-    for (int m = q; m < F->n; ++m) {
-        if (fields_leader(F, m) != q) continue;
-        fprintf(f, "        stn_real *const st_fw%d = ", m);
-        print_plane_row(f, F, m, "st_fj", "st_fk");
-        fprintf(f, ";\n");
-        snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
-        g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
-    }
-    fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, st_fj, st_fk, st_fa0, st_fe0)) continue;\n"
-               "        const stn_real *const st_row_%s = %s + %s_s0*(st_fj + %s_s1*st_fk);\n"
-               "        #pragma omp simd\n        for (ptrdiff_t i = st_fa0; i < st_fe0; ++i) {\n",
-            q, nm, nm, nm, nm);
-    const PrintCtx pc = {P->es, TAP_ROW, P->names, NULL, NULL, 0};
-    pr_c_block(f, &pc, g, ng, fm, "            ");
-    fprintf(f, "        }\n        stenc_ftag_put(st_fw%d + st_n0, st_fj, st_fk, st_fa0, st_fe0);\n    }\n", q);
+    const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", "st_fa0", "st_fe0", plane_row_of, P->F};
+    fields_print_tagged_fill(f, &t);
+    fprintf(f, "    }\n");
 }
 
 /* PF: the prefetches, from point st_pi on, of the row the next row's fills

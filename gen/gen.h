@@ -277,6 +277,20 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
  * of Q's array and offsets (their shared subexpressions evaluated once:
  * Good's root and its reciprocal) */
 int fields_leader(const Fields *F, int q);
+/* the body of a fill of rows tagged with the grid row and x range they
+ * hold (runtime stenc_ftag_*): leader Q's fields' rows (ROW prints member
+ * M's row pointer from CTX) for grid row J and plane K (C expressions) over
+ * x in [A, B), skipped ("continue") where the leader's tag covers it */
+typedef struct {
+    const Stencil *es;
+    const char *const *names;
+    const Fields *F;
+    int q;
+    const char *j, *k, *a, *b;
+    void (*row)(FILE *f, const void *ctx, int m);
+    const void *ctx;
+} TaggedFill;
+void fields_print_tagged_fill(FILE *f, const TaggedFill *t);
 
 /* ---- parsing (parse.c) ---- */
 /* Parse m4-expanded text (with #line directives) into s. */
