@@ -498,10 +498,10 @@ typedef int (*PairCall)(const Grid *G, int kind, int mode, const double *x, cons
 
 /* a reduction's value and value_grad value (CALL) against its reference
  * REF, its gradients against central differences of REF; mode and grid
- * (reach_grids) from the loop index I */
-static void check_reduction(const char *name, PairCall call, RefFn ref, int I, uint64_t seed)
+ * (of GRIDS) from the loop index I */
+static void check_reduction(const char *name, PairCall call, RefFn ref, const Grid *grids, int I, uint64_t seed)
 {
-    const Grid *G = &reach_grids[I / 3];
+    const Grid *G = &grids[I / 3];
     const int mode = I % 3;
     const size_t N = G->n[0] * G->n[1] * G->n[2];
     rng_t rg = {seed + (uint64_t)I};
@@ -520,7 +520,7 @@ static void check_reduction(const char *name, PairCall call, RefFn ref, int I, u
 
 /* reach (the value_grad's rows whose reads leave the grid, or whose row
  * two below does not roll, count their own values) */
-START_TEST(reach_value_and_gradients) { check_reduction("reach", call_reach, ref_reach, _i, 9600); }
+START_TEST(reach_value_and_gradients) { check_reduction("reach", call_reach, ref_reach, reach_grids, _i, 9600); }
 END_TEST
 
 /* oneside: sum over the mode's points of sqrt(eps + (x[p+ex-ey] -
@@ -549,7 +549,7 @@ static double ref_oneside(const Grid *G, int mode, const double *x, const double
 PAIR_CALLER(oneside)
 
 /* oneside (reach's grids) */
-START_TEST(oneside_value_and_gradients) { check_reduction("oneside", call_oneside, ref_oneside, _i, 10700); }
+START_TEST(oneside_value_and_gradients) { check_reduction("oneside", call_oneside, ref_oneside, reach_grids, _i, 10700); }
 END_TEST
 
 /* logtv: sum over the mode's points of sqrt(eps + sum_d (L x[p+e_d] -
@@ -580,9 +580,12 @@ static double ref_logtv(const Grid *G, int mode, const double *x, const double *
 
 PAIR_CALLER(logtv)
 
-/* logtv (reach's first four grids: the 2D rows of 1100 points run in strips, each
- * strip's call extending its field rows' tags) */
-START_TEST(logtv_value_and_gradients) { check_reduction("logtv", call_logtv, ref_logtv, _i, 11800); }
+/* logtv: rows of 300 points (in strips where STENC_RSTRIP is small, each
+ * strip's call extending its field rows' tags), several rows and planes;
+ * small, as the central differences of its logs cost N^2 */
+static const Grid logtv_grids[] = {{{300, 5, 1}, 2}, {{9, 13, 1}, 2}, {{40, 6, 5}, 3}, {{17, 9, 8}, 3}};
+enum { NLOGTV = sizeof logtv_grids / sizeof logtv_grids[0] };
+START_TEST(logtv_value_and_gradients) { check_reduction("logtv", call_logtv, ref_logtv, logtv_grids, _i, 11800); }
 END_TEST
 
 int main(void)
@@ -597,7 +600,7 @@ int main(void)
     tcase_add_loop_test(tc, field_runs, 0, NFIELDRUN * 3);
     tcase_add_loop_test(tc, reach_value_and_gradients, 0, NREACH * 3);
     tcase_add_loop_test(tc, oneside_value_and_gradients, 0, NREACH * 3);
-    tcase_add_loop_test(tc, logtv_value_and_gradients, 0, 4 * 3); /* reach's first four grids */
+    tcase_add_loop_test(tc, logtv_value_and_gradients, 0, NLOGTV * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
