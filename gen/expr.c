@@ -538,11 +538,53 @@ static Node *sum_tree(Node **terms, int lo, int hi)
     return ex_add(sum_tree(terms, lo, mid), sum_tree(terms, mid, hi));
 }
 
+/* ---- factors common to every term ----
+ * Good's gradient at a point is sum_q w_q*(2*(s_p - s_q))*(0.5*(1/s_p)):
+ * every term's rest multiplies by the point's 1/s_p.  Taken out of the sum
+ * it is multiplied once: 1/s_p*(w_x*(...) + w_y*(...) + w_z*(...)), six
+ * multiplies fewer a point in 3D (perf/NOTES.md section 46).  Only factors
+ * that every term holds are taken out (always fewer multiplies): regrouping
+ * terms by a factor some of them share (TV's 1/R_p) would split the
+ * coefficient groups and cost more multiplies than it saves.  Rounding:
+ * one product of the sum instead of a product in each term. */
+static int product_has(const Node *r, const Node *f)
+{
+    if (r == f) return 1;
+    return r->kind == E_MUL && (product_has(r->a[0], f) || product_has(r->a[1], f));
+}
+
+/* r without one factor f (r holds it: product_has) */
+static Node *product_drop(Node *r, const Node *f)
+{
+    if (r == f) return ex_num(1);
+    if (product_has(r->a[0], f)) return ex_mul(product_drop(r->a[0], f), r->a[1]);
+    return ex_mul(r->a[0], product_drop(r->a[1], f));
+}
+
+/* the first factor (not a number) of r, the first term's rest, that every
+ * rest holds */
+static Node *common_factor(Node *r, const Terms *T)
+{
+    if (r->kind == E_MUL) {
+        Node *c = common_factor(r->a[0], T);
+        return c ? c : common_factor(r->a[1], T);
+    }
+    if (r->kind == E_NUM) return NULL;
+    for (int u = 1; u < T->n; ++u)
+        if (!product_has(T->rest[u], r)) return NULL;
+    return r;
+}
+
 Node *ex_group_coef(Node *n)
 {
     Terms T;
     T.n = 0;
     if (!collect_terms(n, 0, &T) || T.n < 2) return n;
+    Node *common = ex_num(1);
+    for (Node *f; (f = common_factor(T.rest[0], &T));) {
+        common = ex_mul(common, f);
+        for (int t = 0; t < T.n; ++t) T.rest[t] = product_drop(T.rest[t], f);
+    }
     Node *groups[MAXTERM];
     int ng = 0, done[MAXTERM] = {0};
     for (int t = 0; t < T.n; ++t) {
@@ -555,7 +597,8 @@ Node *ex_group_coef(Node *n)
             }
         groups[ng++] = ex_mul(T.coef[t], sum);
     }
-    return sum_tree(groups, 0, ng);
+    Node *total = sum_tree(groups, 0, ng);
+    return ex_mul(common, total);
 }
 
 /* ---- partials as terms over factors of the reduction (rolling rows) ---- */
