@@ -2814,6 +2814,7 @@ static char *mval_call(const RedPlan *P)
 typedef struct {
     const RedPlan *P;
     int want_v, want_g;
+    const FieldPrint *fp; /* the 3D gather's planes of fields, or NULL */
 } EndsIn;
 
 typedef struct { int from_n; long lo, hi; } XPre; /* p = (from_n ? st_n<d> : 0) + c, lo <= c <= hi */
@@ -3046,9 +3047,14 @@ static void print_row_end_point(FILE *f, const void *ctx, int mode, int right, l
     char fmbuf[MAXARR + 1][32];
     const char *fm[MAXARR + 1];
     const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
+    Node *sub[MAXARR + 1]; /* the roots' fields read from the planes' whole rows */
+    int fields = in->fp != NULL;
+    for (int r = 0; r < nr && fields; ++r) fields = (sub[r] = fields_apply_ends(in->P->s, in->fp->F, roots[r], in->fp->N)) != NULL;
+    for (int r = 0; r < nr && fields; ++r) roots[r] = sub[r];
     fprintf(f, "            {\n            const ptrdiff_t i = %s%ld; (void)i;\n", right ? "st_n0 - " : "", right ? 1 + e : e);
     if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
-    if (nr) pr_c_block(f, &pc, roots, nr, fm, "                ");
+    if (nr && fields) fields_print_block(f, in->fp, roots, fm, nr, "                ");
+    else if (nr) pr_c_block(f, &pc, roots, nr, fm, "                ");
     if (in->want_g) point_sums_store(f, in->P->N, in->P->diff, in->P->E.names);
     fprintf(f, "            }\n");
 }
@@ -3124,7 +3130,7 @@ static void print_roll_end_point(FILE *f, const void *ctx, int mode, int right, 
  * returns 1, or 0 when a tap reaches too far along x. */
 static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
 {
-    const EndsIn ein = {in->P, in->want_v, 1};
+    const EndsIn ein = {in->P, in->want_v, 1, NULL};
     if (!fast_ends_fit(&ein)) return 0;
     const RollEnd re = {R, in, &ein};
     print_fast_row_test(f, &ein);
@@ -3143,7 +3149,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
 static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    const EndsIn ein = {in->P, 0, 1};
+    const EndsIn ein = {in->P, 0, 1, NULL};
     if (!fast_ends_fit(&ein)) return;
     const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
     const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
@@ -3236,7 +3242,7 @@ static void print_class_point(FILE *f, const RedPlan *P, int want_v, int want_g,
  * interior rows' fast ends): each end point at a fixed i */
 static void print_class_ends(FILE *f, const RedPlan *P, int want_v, int want_g, ClassPt c, int right)
 {
-    const EndsIn in = {P, want_v, want_g};
+    const EndsIn in = {P, want_v, want_g, NULL};
     for (long e = 0; e < (right ? ends_right(&in) : ends_left(&in)); ++e) {
         c.xr = right;
         c.xe = e;
@@ -3656,7 +3662,7 @@ static int costly_over_taps(Node *n, unsigned char *seen)
  * partials then need no rolling rows (emit_reduce_kind).  Returns 0 and
  * "" texts (*T) when the reduction has no such fields: a root of many taps
  * (TV's) is still evaluated once a point by the rolling rows. */
-static int gather_fields(const RedPlan *P, int want_v, FieldText *t)
+static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t)
 {
     Node *roots[MAXARR + 1];
     char *fmts[MAXARR + 1];
@@ -3671,17 +3677,16 @@ static int gather_fields(const RedPlan *P, int want_v, FieldText *t)
         fprintf(t.f, " const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
         roots[nr] = P->gsum[a], fmts[nr++] = str_close(&t);
     }
-    Fields G;
-    int n = fields_plan_roots(P->s, roots, nr, P->es->narr, &G);
+    int n = fields_plan_roots(P->s, roots, nr, P->es->narr, G);
     Node *sub[MAXARR + 1];
     for (int r = 0; r < nr && n > 0; ++r)
-        if (!(sub[r] = fields_apply(P->s, &G, roots[r], P->es->narr))) n = 0;
+        if (!(sub[r] = fields_apply(P->s, G, roots[r], P->es->narr))) n = 0;
     unsigned char *seen = n > 0 ? calloc(ex_count(), 1) : NULL;
     for (int r = 0; r < nr && n > 0; ++r)
         if (!seen || costly_over_taps(sub[r], seen)) n = 0;
     for (int r = 0; r < nr && n > 0; ++r) roots[r] = sub[r];
     free(seen);
-    const FieldPrint fp = {P->es, P->E.names, P->es->narr, &G, P->D == 3};
+    const FieldPrint fp = {P->es, P->E.names, P->es->narr, G, P->D == 3};
     fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, t);
     for (int r = 0; r < nr; ++r) free(fmts[r]);
     return n > 0;
@@ -3702,8 +3707,13 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     char *szd, *szb;
     print_reduce_interior(in.f, P, want_v, want_g, &szd, &szb);
     print_border_point(bd.f, P, want_v, want_g);
+    Fields G = {0};
+    FieldText ft = {0};
+    const int gfields = want_g && gather_fields(P, want_v, &G, &ft);
     {
-        const EndsIn ein = {P, want_v, want_g};
+        /* 3D: the interior rows' ends read the planes' fields too */
+        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1};
+        const EndsIn ein = {P, want_v, want_g, gfields && D == 3 ? &gfp : NULL};
         print_row_ends(xe.f, &ein);
         print_row_fast_ends(xr.f, &ein);
     }
@@ -3714,8 +3724,6 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
                             want_g, P->first_read, sbd, scls);
     free(scls);
     RollText rt = {0};
-    FieldText ft = {0};
-    const int gfields = want_g && gather_fields(P, want_v, &ft);
     if (want_g && !gfields) {
         char fn[240];
         snprintf(fn, sizeof fn, "stenc_h_%s_%s_%dd", P->base, kname, D);

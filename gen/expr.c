@@ -410,6 +410,17 @@ Node *ex_pin(Node *n, int d, int mode, int from_n, long c)
 
 Node *ex_pin_x(Node *n, int mode, int from_n, long c) { return ex_pin(n, 0, mode, from_n, c); }
 
+static Node *unpin_post(Node *n, Node **a, const void *ctx)
+{
+    const int d = *(const int *)ctx;
+    if (n->kind != E_TAP || n->idx[d].kind == IK_VAR) return rebuild(n, a);
+    Index idx[3] = {n->idx[0], n->idx[1], n->idx[2]};
+    idx[d] = (Index){IK_VAR, 0};
+    return ex_tap(n->ref, idx);
+}
+
+Node *ex_unpin(Node *n, int d) { return rewrite_rec(n, unpin_post, &d, ++memo_counter); }
+
 static Node *recip_post(Node *n, Node **a, const void *ctx)
 {
     (void)ctx;

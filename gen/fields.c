@@ -23,6 +23,7 @@ typedef struct {
     unsigned char *state; /* by node id: 0 unseen, else 1 + ONE_* */
     Node **tap;           /* by node id: the one tap (ONE_TAP) */
     unsigned char *seen;  /* by node id: visited by the occurrence walk */
+    int pinx;             /* an end point's reads: x indices may be pinned */
     int nocc;
     Node *occ[MAXTAP], *occg[MAXTAP]; /* occurrences and their fields at offset 0 */
 } Walk;
@@ -46,12 +47,23 @@ static int one_tap(Walk *w, Node *n, Node **t)
     return r;
 }
 
-/* a tap relative to the point along every dimension */
+/* a tap relative to the point along every dimension (an end point's: x
+ * may be pinned, its field read at that place of the whole row) */
 static int relative(const Walk *w, const Node *t)
 {
     for (int d = 0; d < w->s->dims; ++d)
-        if (t->idx[d].kind != IK_VAR) return 0;
+        if (t->idx[d].kind != IK_VAR && !(d == 0 && w->pinx)) return 0;
     return 1;
+}
+
+/* the field an occurrence N of tap T is: N moved to offset 0 */
+static Node *occ_field(Node *n, const Node *t)
+{
+    long back[3] = {0, 0, 0};
+    for (int d = 0; d < 3; ++d) back[d] = -t->idx[d].c;
+    if (t->idx[0].kind == IK_VAR) return ex_shift(n, back);
+    back[0] = 0;
+    return ex_shift(ex_unpin(n, 0), back);
 }
 
 /* the largest costly subexpressions of one relative tap, top down */
@@ -62,10 +74,8 @@ static void find_occurrences(Walk *w, Node *n)
     Node *t = NULL;
     if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && ex_costly(n)) {
         if (w->nocc < MAXTAP) {
-            long back[3] = {0, 0, 0};
-            for (int d = 0; d < 3; ++d) back[d] = -t->idx[d].c;
             w->occ[w->nocc] = n;
-            w->occg[w->nocc] = ex_shift(n, back);
+            w->occg[w->nocc] = occ_field(n, t);
             ++w->nocc;
         }
         return;
@@ -132,10 +142,11 @@ static int occ_row(Walk *w, const Fields *F, int o)
 {
     const Node *t = occ_tap(w, w->occ[o]);
     const long y = w->s->dims > 1 ? t->idx[1].c : 0, z = w->s->dims > 2 ? t->idx[2].c : 0;
+    const int inx = t->idx[0].kind != IK_VAR; /* pinned: a place of the whole row */
     for (int f = 0; f < F->n; ++f) {
         const Field *fd = &F->f[f];
-        if (w->occg[o] != fd->g || t->idx[0].c < fd->lo[0] || t->idx[0].c > fd->hi[0] || y < fd->lo[1] || y > fd->hi[1] ||
-            z < fd->lo[2] || z > fd->hi[2])
+        if (w->occg[o] != fd->g || (!inx && (t->idx[0].c < fd->lo[0] || t->idx[0].c > fd->hi[0])) || y < fd->lo[1] ||
+            y > fd->hi[1] || z < fd->lo[2] || z > fd->hi[2])
             continue;
         return row_of(F, f, y, z);
     }
@@ -152,10 +163,8 @@ static void find_field_occurrences(Walk *w, const Fields *F, Node *n)
     w->seen[n->id] = 1;
     Node *t = NULL;
     if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && ex_costly(n) && w->nocc < MAXTAP) {
-        long back[3] = {0, 0, 0};
-        for (int d = 0; d < 3; ++d) back[d] = -t->idx[d].c;
         w->occ[w->nocc] = n;
-        w->occg[w->nocc] = ex_shift(n, back);
+        w->occg[w->nocc] = occ_field(n, t);
         if (occ_row(w, F, w->nocc) >= 0) {
             ++w->nocc;
             return;
@@ -170,7 +179,7 @@ static Node *substitute(Walk *w, const Fields *F, Node *root, int base)
     find_field_occurrences(w, F, root);
     Node *from[MAXTAP], *to[MAXTAP];
     for (int o = 0; o < w->nocc; ++o) {
-        const Index idx[3] = {{IK_VAR, occ_tap(w, w->occ[o])->idx[0].c}, {IK_VAR, 0}, {IK_VAR, 0}};
+        const Index idx[3] = {occ_tap(w, w->occ[o])->idx[0], {IK_VAR, 0}, {IK_VAR, 0}};
         from[o] = w->occ[o];
         to[o] = ex_tap(base + occ_row(w, F, o), idx);
     }
@@ -180,7 +189,7 @@ static Node *substitute(Walk *w, const Fields *F, Node *root, int base)
 static int walk_open(Walk *w, const Stencil *s)
 {
     const size_t nn = ex_count();
-    *w = (Walk){s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), 0, {0}, {0}};
+    *w = (Walk){s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), 0, 0, {0}, {0}};
     return w->state && w->tap && w->seen ? 0 : -1;
 }
 static void walk_close(Walk *w) { free(w->state); free(w->tap); free(w->seen); }
@@ -203,15 +212,22 @@ int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base
     return F->n;
 }
 
-Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base)
+static Node *apply(const Stencil *s, const Fields *F, Node *root, int base, int pinx)
 {
     if (F->n == 0) return root;
     Walk w;
     Node *r = NULL;
-    if (!walk_open(&w, s)) r = substitute(&w, F, root, base);
+    if (!walk_open(&w, s)) {
+        w.pinx = pinx;
+        r = substitute(&w, F, root, base);
+    }
     walk_close(&w);
     return r;
 }
+
+Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base) { return apply(s, F, root, base, 0); }
+
+Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base) { return apply(s, F, root, base, 1); }
 
 int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
 {

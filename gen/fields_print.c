@@ -211,13 +211,18 @@ static void print_plane_rows(FILE *f, const FieldPrint *P)
     }
 }
 
-/* FBODY: an interior point's statements FMTS of the NR ROOTS (their fields
- * read from their rows: fields_apply) */
-static void print_field_interior(FILE *f, const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr)
+void fields_print_block(FILE *f, const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, const char *ind)
 {
     FieldNames fn;
     field_names(P, &fn);
     const PrintCtx pc = {P->es, TAP_ROW, fn.names, NULL, fn.xorg, 0};
+    pr_c_block(f, &pc, (Node **)roots, nr, fmts, ind);
+}
+
+/* FBODY: an interior point's statements FMTS of the NR ROOTS (their fields
+ * read from their rows: fields_apply) */
+static void print_field_interior(FILE *f, const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr)
+{
     Node *taps[MAXTAP], *real[MAXTAP], *rs[MAXARR + 1];
     int nu = 0;
     for (int q = 0; q < nr; ++q) {
@@ -228,7 +233,7 @@ static void print_field_interior(FILE *f, const FieldPrint *P, Node *const *root
     }
     fprintf(f, "{\n");
     pr_row_pointers(f, P->es, real, nu, P->names, "            ");
-    pr_c_block(f, &pc, rs, nr, fmts, "            ");
+    fields_print_block(f, P, rs, fmts, nr, "            ");
     fprintf(f, "        }\n");
 }
 

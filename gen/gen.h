@@ -132,6 +132,8 @@ Node *ex_shift(Node *n, const long off[3]);
  * tap becomes the absolute index c + o, mapped by the boundary mode (0
  * valid, 1 neumann, 2 periodic) */
 Node *ex_pin_x(Node *n, int mode, int from_n, long c);
+/* n with every tap's pinned index along d at the point (offset 0) */
+Node *ex_unpin(Node *n, int d);
 /* the same along dimension d (0 x, 1 y, 2 z) */
 Node *ex_pin(Node *n, int d, int mode, int from_n, long c);
 /* n with every division by a non-constant y written as a product with 1/y,
@@ -248,6 +250,10 @@ int fields_plan(const Stencil *s, Node *value, int base, Fields *F);
  * of memory) */
 int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, Fields *F);
 Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base);
+/* the same for an end point's ROOT, whose x indices may be pinned (each
+ * pinned read from that place of its field's whole row: the 3D planes
+ * alone hold whole rows) */
+Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base);
 /* what fields_print prints from: ES the stencil (with any gradient arrays),
  * NAMES its N arrays' names, F the plan (row arrays from N on) */
 typedef struct {
@@ -273,6 +279,10 @@ void fields_text_free(FieldText *t);
 /* the same for the NR ROOTS (at most MAXARR + 1; their fields read from
  * their rows: fields_apply), each with its statement FMTS */
 void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, FieldText *t);
+/* the statements FMTS of the NR ROOTS (fields read from their rows, by
+ * fields_apply or fields_apply_ends) at indent IND, where P's row pointers
+ * are in scope */
+void fields_print_block(FILE *f, const FieldPrint *P, Node *const *roots, const char *const *fmts, int nr, const char *ind);
 /* the field that fills field Q's rows with its own in one loop: the first
  * of Q's array and offsets (their shared subexpressions evaluated once:
  * Good's root and its reciprocal) */

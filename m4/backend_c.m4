@@ -537,19 +537,25 @@ stn_row_ends[[]]    }
     }
     for (ptrdiff_t st_jr = 0; st_jr < st_nr && st_ia >= st_ib; ++st_jr) {
     const ptrdiff_t j = st_j0 + st_jr; (void)j;
-stn_row_ends[[]]    }
+stn_row_end_loops[[]]    }
 stn_rowfn_close([[$1]])]])
 
 # stn_row_ends: the x ends of row j of stn_loops (its fast ends block when
 # stn_j_xrow is given, else the loops over the end points)
-m4_define([[stn_row_ends]], [[stn_j_xrow[[]]            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
+m4_define([[stn_row_ends]], [[stn_j_xrow[[]]stn_row_end_loops[[]]m4_dnl
+m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
+]])]])
+
+# stn_row_end_loops: the loops over row j's end points (alone: the rows of
+# stn_rowfn_fields with no x-interior, which the fast ends, reading the
+# field rows of the interior's strips, never serve)
+m4_define([[stn_row_end_loops]], [[            for (ptrdiff_t i = st_lo0; i < st_ia; ++i) {
         stn_j_ends
             }
             for (ptrdiff_t i = st_ib; i < st_hi0; ++i) {
         stn_j_ends
             }
-m4_ifelse(stn_given([[stn_j_xrow]]), 0, [[]], [[            }
-]])]])
+]])
 
 # stn_loops: the parallel loop over the rows of stn_job (its arguments by
 # name): stn_j_mode non-empty defines st_mode (the boundary mode the
