@@ -3047,9 +3047,12 @@ static void print_row_end_point(FILE *f, const void *ctx, int mode, int right, l
     char fmbuf[MAXARR + 1][32];
     const char *fm[MAXARR + 1];
     const int nr = end_roots(in, mode, right, e, roots, fm, fmbuf);
-    Node *sub[MAXARR + 1]; /* the roots' fields read from the planes' whole rows */
+    Node *sub[MAXARR + 1]; /* the roots' fields read from the planes' rows where the interior's strips filled them */
     int fields = in->fp != NULL;
-    for (int r = 0; r < nr && fields; ++r) fields = (sub[r] = fields_apply_ends(in->P->s, in->fp->F, roots[r], in->fp->N)) != NULL;
+    for (int r = 0; r < nr && fields; ++r) {
+        sub[r] = fields_apply_ends(in->P->s, in->fp->F, roots[r], in->fp->N, ends_left(in), ends_right(in), end_min(in));
+        fields = sub[r] != NULL;
+    }
     for (int r = 0; r < nr && fields; ++r) roots[r] = sub[r];
     fprintf(f, "            {\n            const ptrdiff_t i = %s%ld; (void)i;\n", right ? "st_n0 - " : "", right ? 1 + e : e);
     if (in->want_g) point_sums_open(f, in->P->es, in->P->s->arr[in->P->first_read].name, in->P->N, in->P->diff);
@@ -3711,9 +3714,11 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     FieldText ft = {0};
     const int gfields = want_g && gather_fields(P, want_v, &G, &ft);
     {
-        /* 3D: the interior rows' ends read the planes' fields too */
-        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1};
-        const EndsIn ein = {P, want_v, want_g, gfields && D == 3 ? &gfp : NULL};
+        /* 3D: the interior rows' ends read the planes' fields too (the
+         * gradient's gather fields, the value's own) */
+        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1}, vfp = {P->es, P->E.names, P->N, &P->F, 1};
+        const FieldPrint *efp = D != 3 ? NULL : gfields ? &gfp : !want_g && P->F.n > 0 ? &vfp : NULL;
+        const EndsIn ein = {P, want_v, want_g, efp};
         print_row_ends(xe.f, &ein);
         print_row_fast_ends(xr.f, &ein);
     }

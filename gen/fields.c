@@ -23,7 +23,9 @@ typedef struct {
     unsigned char *state; /* by node id: 0 unseen, else 1 + ONE_* */
     Node **tap;           /* by node id: the one tap (ONE_TAP) */
     unsigned char *seen;  /* by node id: visited by the occurrence walk */
-    int pinx;             /* an end point's reads: x indices may be pinned */
+    const long *pinx;     /* an end point's reads, x indices pinned: the
+                           * rows' interior [L, n - R) and least n (L, R,
+                           * NMIN), or NULL */
     int nocc;
     Node *occ[MAXTAP], *occg[MAXTAP]; /* occurrences and their fields at offset 0 */
 } Walk;
@@ -136,6 +138,15 @@ static int row_of(const Fields *F, int f, long y, long z)
     return fd->row0 + (int)((z - fd->lo[2]) * (fd->hi[1] - fd->lo[1] + 1) + (y - fd->lo[1]));
 }
 
+/* whether field FD's rows hold the place of pinned x index X: the strips
+ * of the interior [L, n - R) fill [L + lo, n - R + hi) of each row */
+static int pinned_filled(const Walk *w, const Field *fd, Index x)
+{
+    const long L = w->pinx[0], R = w->pinx[1], nmin = w->pinx[2];
+    if (x.kind == IK_CONST) return x.c >= L + fd->lo[0] && x.c < nmin - R + fd->hi[0];
+    return x.c < fd->hi[0] - R && nmin + x.c >= L + fd->lo[0]; /* IK_END: n + c */
+}
+
 /* the field of occurrence O and its row array, or -1 when no field (or
  * none whose rows hold its offset) is planned for it */
 static int occ_row(Walk *w, const Fields *F, int o)
@@ -145,8 +156,8 @@ static int occ_row(Walk *w, const Fields *F, int o)
     const int inx = t->idx[0].kind != IK_VAR; /* pinned: a place of the whole row */
     for (int f = 0; f < F->n; ++f) {
         const Field *fd = &F->f[f];
-        if (w->occg[o] != fd->g || (!inx && (t->idx[0].c < fd->lo[0] || t->idx[0].c > fd->hi[0])) || y < fd->lo[1] ||
-            y > fd->hi[1] || z < fd->lo[2] || z > fd->hi[2])
+        if (w->occg[o] != fd->g || (inx ? !pinned_filled(w, fd, t->idx[0]) : t->idx[0].c < fd->lo[0] || t->idx[0].c > fd->hi[0]) ||
+            y < fd->lo[1] || y > fd->hi[1] || z < fd->lo[2] || z > fd->hi[2])
             continue;
         return row_of(F, f, y, z);
     }
@@ -189,7 +200,7 @@ static Node *substitute(Walk *w, const Fields *F, Node *root, int base)
 static int walk_open(Walk *w, const Stencil *s)
 {
     const size_t nn = ex_count();
-    *w = (Walk){s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), 0, 0, {0}, {0}};
+    *w = (Walk){s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), NULL, 0, {0}, {0}};
     return w->state && w->tap && w->seen ? 0 : -1;
 }
 static void walk_close(Walk *w) { free(w->state); free(w->tap); free(w->seen); }
@@ -212,7 +223,7 @@ int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base
     return F->n;
 }
 
-static Node *apply(const Stencil *s, const Fields *F, Node *root, int base, int pinx)
+static Node *apply(const Stencil *s, const Fields *F, Node *root, int base, const long *pinx)
 {
     if (F->n == 0) return root;
     Walk w;
@@ -225,9 +236,13 @@ static Node *apply(const Stencil *s, const Fields *F, Node *root, int base, int 
     return r;
 }
 
-Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base) { return apply(s, F, root, base, 0); }
+Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base) { return apply(s, F, root, base, NULL); }
 
-Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base) { return apply(s, F, root, base, 1); }
+Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base, long L, long R, long nmin)
+{
+    const long cover[3] = {L, R, nmin};
+    return apply(s, F, root, base, cover);
+}
 
 int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
 {

@@ -250,10 +250,11 @@ int fields_plan(const Stencil *s, Node *value, int base, Fields *F);
  * of memory) */
 int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, Fields *F);
 Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base);
-/* the same for an end point's ROOT, whose x indices may be pinned (each
- * pinned read from that place of its field's whole row: the 3D planes
- * alone hold whole rows) */
-Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base);
+/* the same for an end point's ROOT, whose x indices may be pinned: each
+ * pinned read from that place of its field's row where the row's fills
+ * cover it (the 3D planes' rows hold what the strips of the interior
+ * [L, n - R) filled, rows of NMIN points or more), else as written */
+Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base, long L, long R, long nmin);
 /* what fields_print prints from: ES the stencil (with any gradient arrays),
  * NAMES its N arrays' names, F the plan (row arrays from N on) */
 typedef struct {
