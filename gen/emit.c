@@ -3038,7 +3038,9 @@ static void print_end_switch(FILE *f, const EndsIn *in, EndPointFn point, const 
     fprintf(f, "            }\n");
 }
 
-/* an interior row's end point at a fixed i: its sums, value and store */
+/* an interior row's end point at a fixed i: its sums, value and store
+ * (with IN's field planes, the fields read from their rows where the
+ * interior's strips filled them: fields_apply_ends) */
 static void print_row_end_point(FILE *f, const void *ctx, int mode, int right, long e)
 {
     const EndsIn *in = ctx;
@@ -3715,7 +3717,10 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     const int gfields = want_g && gather_fields(P, want_v, &G, &ft);
     {
         /* 3D: the interior rows' ends read the planes' fields too (the
-         * gradient's gather fields, the value's own) */
+         * gradient's gather fields, the value's own): after a row's last
+         * strip its box's rows hold every strip's fills (a row function's
+         * rows are at most a tile's, st_nr <= st_ty, so no ring row of
+         * the call is reused before the ends read it) */
         const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1}, vfp = {P->es, P->E.names, P->N, &P->F, 1};
         const FieldPrint *efp = D != 3 ? NULL : gfields ? &gfp : !want_g && P->F.n > 0 ? &vfp : NULL;
         const EndsIn ein = {P, want_v, want_g, efp};

@@ -132,10 +132,10 @@ Node *ex_shift(Node *n, const long off[3]);
  * tap becomes the absolute index c + o, mapped by the boundary mode (0
  * valid, 1 neumann, 2 periodic) */
 Node *ex_pin_x(Node *n, int mode, int from_n, long c);
-/* n with every tap's pinned index along d at the point (offset 0) */
-Node *ex_unpin(Node *n, int d);
 /* the same along dimension d (0 x, 1 y, 2 z) */
 Node *ex_pin(Node *n, int d, int mode, int from_n, long c);
+/* n with every tap's pinned index along d at the point (offset 0) */
+Node *ex_unpin(Node *n, int d);
 /* n with every division by a non-constant y written as a product with 1/y,
  * so that partials sharing a denominator (a/s, b/s, ...) share one division
  * (costs at most one rounding more per quotient) */
