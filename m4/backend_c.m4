@@ -406,12 +406,15 @@ stn_pf_at([[st_pb]], [[$4]])            #pragma omp simd
 # to its point 0; default that of stn_j_nt), its elements a line st_ll, and
 # [LO + st_na, LO + st_nb), the whole 64-byte lines of [LO, HI) where the
 # gradient (of DIMS dimensions, default stn_j_dims) streams (stenc_nt_on),
-# else st_na == st_nb == 0
+# else st_na == st_nb == 0; streaming, the partial lines of the same span
+# two rows on are asked for (stenc_nt_partial_pf)
 m4_define([[stn_nt_span]], [[            ptrdiff_t st_na = 0, st_nb = 0;
             const ptrdiff_t st_ll = (ptrdiff_t)(64 / sizeof(stn_real));
             stn_real *const st_gr = m4_ifelse([[$3]], [[]], [[stn_j_nt + stn_j_nt[[]]_s0*(j[[]]m4_ifelse(stn_j_dims, 3, [[ + stn_j_nt[[]]_s1*k]]))]], [[$3]]);
-            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0 * (size_t)st_n1[[]]m4_ifelse(m4_ifelse([[$4]], [[]], [[stn_j_dims]], [[$4]]), 3, [[ * (size_t)st_n2]])))
+            if (stenc_nt_on(sizeof(stn_real) * (size_t)st_n0 * (size_t)st_n1[[]]m4_ifelse(m4_ifelse([[$4]], [[]], [[stn_j_dims]], [[$4]]), 3, [[ * (size_t)st_n2]]))) {
                 stenc_nt_span(st_gr + $1, $2 - $1, sizeof(stn_real), &st_na, &st_nb);
+                stenc_nt_partial_pf(st_gr + $1, $2 - $1, sizeof(stn_real), st_na, st_nb, 2 * st_n0);
+            }
 ]])
 # stn_nt_lines(FROM, TO, LOOP[, PRE]): the lines of stn_nt_span's row from
 # point FROM to TO (whole lines of its span), each PRE then LOOP (the points

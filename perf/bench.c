@@ -224,7 +224,7 @@ static void run_copy_nt(void *p)
         for (size_t i = s; i < e; i += 8) _mm256_stream_ps(b + i, _mm256_loadu_ps(a + i));
         for (size_t i = e; i < hi; ++i) b[i] = a[i];
 #else
-        HAND_ROW(1, b, lo, hi, i, a[i]);
+        HAND_ROW(1, b, lo, hi, i, 0, a[i]);
 #endif
         hand_fence();
     }

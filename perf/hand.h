@@ -81,15 +81,31 @@ static inline void hand_pf(const float *p, size_t at)
 {
     if (p) __builtin_prefetch((const void *)((uintptr_t)p + sizeof(float) * at + HAND_PF_BYTES));
 }
+/* The lines of [A, B) of row G that its streamed lines [S, E) leave
+ * partial, AHEAD elements on (the same span two rows on), asked for
+ * writing: a plain store to a line not in cache waits for its read, asked
+ * for ahead the reads overlap (as stenc's kernels do, stenc_nt_partial_pf,
+ * perf/NOTES.md section 46) */
+static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s, size_t e, size_t ahead)
+{
+    const uintptr_t u = (uintptr_t)g + sizeof(float) * ahead;
+    if (s > a) __builtin_prefetch((const void *)(u + sizeof(float) * a), 1);
+    if (e < b) __builtin_prefetch((const void *)(u + sizeof(float) * (b - 1)), 1);
+}
 /* g[i] = EXPR (an expression of i) for i in [A, B); with NT the whole lines
- * computed 16 points at a time and streamed; with PF (a row, or NULL) the
- * whole lines (streamed or not) each after hand_pf(PF, line) */
-#define HAND_ROW_PF(NT, g, A, B, i, PF, EXPR)                                           \
+ * computed 16 points at a time and streamed (and the partial lines of the
+ * row PITCH elements on, two rows ahead, asked for: hand_partial_pf); with
+ * PF (a row, or NULL) the whole lines (streamed or not) each after
+ * hand_pf(PF, line) */
+#define HAND_ROW_PF(NT, g, A, B, i, PF, PITCH, EXPR)                                    \
     do {                                                                                \
         const size_t hr_a = (A), hr_b = (B);                                            \
         const float *hr_pf = (PF);                                                      \
         size_t hr_s = hr_b, hr_e = hr_b;                                                \
-        if (NT) hand_span(g, hr_a, hr_b, &hr_s, &hr_e);                                 \
+        if (NT) {                                                                       \
+            hand_span(g, hr_a, hr_b, &hr_s, &hr_e);                                     \
+            hand_partial_pf(g, hr_a, hr_b, hr_s, hr_e, 2 * (PITCH));                   \
+        }                                                                               \
         else if (hr_pf) hr_s = hr_a, hr_e = hr_a + (hr_b - hr_a) / 16 * 16;             \
         _Pragma("omp simd") for (size_t i = hr_a; i < hr_s; ++i)(g)[i] = (EXPR);        \
         for (size_t hr_l = hr_s; hr_l < hr_e; hr_l += 16) {                             \
@@ -107,7 +123,7 @@ static inline void hand_pf(const float *p, size_t at)
         }                                                                               \
         _Pragma("omp simd") for (size_t i = hr_e; i < hr_b; ++i)(g)[i] = (EXPR);        \
     } while (0)
-#define HAND_ROW(NT, g, A, B, i, EXPR) HAND_ROW_PF(NT, g, A, B, i, NULL, EXPR)
+#define HAND_ROW(NT, g, A, B, i, PITCH, EXPR) HAND_ROW_PF(NT, g, A, B, i, NULL, PITCH, EXPR)
 
 /* ---- TV value, 2D and 3D ---- */
 static double hand_tv2_value(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps)
@@ -274,7 +290,7 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
                     u[len] = 0;
                     v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
                 }
-                HAND_ROW(nt, gr, i0, i0 + len, i, u[i - i0] - u[i - i0 + 1] + vp[i] - v[i]);
+                HAND_ROW(nt, gr, i0, i0 + len, i, nx, u[i - i0] - u[i - i0 + 1] + vp[i] - v[i]);
                 carry = u[len];
             }
             float *t = vp; vp = v; v = t;
@@ -341,7 +357,7 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
                 hand_tv3_row(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, wr);
                 const float *wb = wlo + nx * j;
                 float *gr = g + nx * j + P * k;
-                HAND_ROW(nt, gr, 0, nx, i, u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i]);
+                HAND_ROW(nt, gr, 0, nx, i, nx, u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i]);
                 float *t = vp; vp = v; v = t;
             }
         }
@@ -363,7 +379,7 @@ static void hand_tikg2_grad(size_t nx, size_t ny, const float *restrict x, float
         float *gr = g + nx * j;
         /* d/dx[q] of wx*(x[q+1]-x[q])^2 and of the point before; edges have no difference across */
         gr[0] = cx * (r[0] - r[1]) + cy * ((r[0] - dn[0]) - (up[0] - r[0]));
-        HAND_ROW(nt, gr, 1, nx - 1, i, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i])));
+        HAND_ROW(nt, gr, 1, nx - 1, i, nx, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i])));
         gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + cy * ((r[nx - 1] - dn[nx - 1]) - (up[nx - 1] - r[nx - 1]));
     }
     hand_fence();
@@ -401,7 +417,7 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
-            HAND_ROW_PF(nt, gr, 1, nx - 1, i, zp + nx, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
+            HAND_ROW_PF(nt, gr, 1, nx - 1, i, zp + nx, nx, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + HAND_TIKG_YZ(i));
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
         }
     hand_fence();
@@ -440,7 +456,10 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
              * prefetch of row (j + 1, k + 1)'s; the points before and after
              * plainly */
             size_t ls = 1, le = 1 + (nx - 2) / 16 * 16;
-            if (nt) hand_span(gr, 1, nx - 1, &ls, &le);
+            if (nt) {
+                hand_span(gr, 1, nx - 1, &ls, &le);
+                hand_partial_pf(gr, 1, nx - 1, ls, le, 2 * nx);
+            }
             float lane[16] = {0}; /* point u of each line: lane u (registers) */
 #pragma omp simd reduction(+:acc)
             for (size_t i = 1; i < ls; ++i) HAND_TIKG_VG(i, acc, gr[i]);
@@ -493,7 +512,7 @@ static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *re
     const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
 #define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
     o[0] = s * (r[1] + r[0] + HAND_LAP_YZ(0));
-    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i)));
+    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx, s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i)));
     o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
 #undef HAND_LAP_YZ
 }
@@ -615,7 +634,7 @@ static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restri
                     const float *yp = j + 1 < ny ? HAND_GOODS_RP(q, j + 1) : s, *zm = q ? HAND_GOODS_RP(q - 1, j) : s;
                     const float *zp = k < nz ? HAND_GOODS_RP(k, j) : s;
                     float *gr = g + nx * j + P * q;
-                    HAND_ROW(nt, gr, 0, nx, i,
+                    HAND_ROW(nt, gr, 0, nx, i, nx,
                              (wx * (2 * s[i] - s[i - 1] - s[i + 1]) + wy * (2 * s[i] - ym[i] - yp[i]) +
                               wz * (2 * s[i] - zm[i] - zp[i])) / s[i]);
                 }
@@ -782,7 +801,7 @@ static inline void hand_hess_gather(size_t nx, const HandHessRow *f, const HandH
     const float *restrict yym = n->yym, *restrict xym = n->xym, *restrict yzm = n->yzm, *restrict yyp = n->yyp;
     const float *restrict zzm = n->zzm, *restrict xzm = n->xzm, *restrict yzzm = n->yzzm, *restrict yzmm = n->yzmm;
     const float *restrict zzp = n->zzp;
-    HAND_ROW(nt, g, 0, nx, i,
+    HAND_ROW(nt, g, 0, nx, i, nx,
              (fxx[i - 1] - 2 * fxx[i] + fxx[i + 1]) + (yym[i] - 2 * fyy[i] + yyp[i]) + (zzm[i] - 2 * fzz[i] + zzp[i]) +
                  (xym[i - 1] - fxy[i - 1] - xym[i] + fxy[i]) + (xzm[i - 1] - fxz[i - 1] - xzm[i] + fxz[i]) +
                  (yzmm[i] - yzm[i] - yzzm[i] + fyz[i]));
