@@ -168,8 +168,8 @@ static inline void stenc_nt_span(const void *p, ptrdiff_t n, size_t es, ptrdiff_
  * same span two rows on).  Those lines are stored plainly, with the row's
  * end points, and each store to a line not in cache waits for the line's
  * read from memory; asked for ahead, the reads overlap the rows before
- * (Good's 3D gradient at 512^3: 1.06 -> 0.91 of its hand loop's time,
- * perf/NOTES.md section 46).  An address, not a pointer: prefetches do not
+ * (TV's 3D gradient at 512^3 f32: 72.9 -> 60.5 ms, perf/NOTES.md section
+ * 46 item 6).  An address, not a pointer: prefetches do not
  * fault, and a row ahead may be past the array. */
 static inline void stenc_nt_partial_pf(const void *p, ptrdiff_t n, size_t es, ptrdiff_t a, ptrdiff_t b, ptrdiff_t ahead)
 {
