@@ -3715,13 +3715,14 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     Fields G = {0};
     FieldText ft = {0};
     const int gfields = want_g && gather_fields(P, want_v, &G, &ft);
+    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3}; /* the value's own fields */
     {
         /* 3D: the interior rows' ends read the planes' fields too (the
          * gradient's gather fields, the value's own): after a row's last
          * strip its box's rows hold every strip's fills (a row function's
          * rows are at most a tile's, st_nr <= st_ty, so no ring row of
          * the call is reused before the ends read it) */
-        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1}, vfp = {P->es, P->E.names, P->N, &P->F, 1};
+        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1};
         const FieldPrint *efp = D != 3 ? NULL : gfields ? &gfp : !want_g && P->F.n > 0 ? &vfp : NULL;
         const EndsIn ein = {P, want_v, want_g, efp};
         print_row_ends(xe.f, &ein);
@@ -3757,10 +3758,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     char *spf = reduce_prefetch(P, want_g);
-    if (!want_g) {
-        const FieldPrint fp = {P->es, P->E.names, P->N, &P->F, P->D == 3};
-        fields_print(&fp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
-    }
+    if (!want_g) fields_print(&vfp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);

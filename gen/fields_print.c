@@ -147,14 +147,14 @@ static void print_plane_size(FILE *f, const Fields *F)
     fprintf(f, "(size_t)%ld * (size_t)(st_ty + %ld)", planes_before(F, F->n), field_span(F));
 }
 
-/* leader Q's fill of its fields' rows (j + y, k + z) over the box's
- * offsets that their tags do not cover for the strip [st_fa, st_fe) */
 /* member M's row (j + y, k + z) of the buffer, for fields_print_tagged_fill */
 static void plane_row_of(FILE *f, const void *ctx, int m)
 {
     print_plane_row(f, ctx, m, "st_fj", "st_fk");
 }
 
+/* leader Q's fill of its fields' rows (j + y, k + z) over the box's
+ * offsets that their tags do not cover for the strip [st_fa, st_fe) */
 static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
 {
     const Field *fd = &P->F->f[q];
