@@ -211,6 +211,7 @@ typedef struct {
     const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
     const char *pf; /* PF: the prefetches of an interior's points from st_pi on, or "" */
     const char *fdecl, *frow, *fbody, *fsize; /* the job's point fields, or "" (FieldText) */
+    int planes; /* 3D with a ring or field planes: the planes of input rows its newest rows read */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */
@@ -238,13 +239,13 @@ static void job_opt(FILE *out, int D, int acc, int beta, const char *box, const 
     const char *const fields[] = {o->fdecl ? o->fdecl : "", o->frow ? o->frow : "", o->fbody ? o->fbody : "",
                                   o->fsize ? o->fsize : ""};
     quoted_list(out, fields, 4);
-    fprintf(out, ")\n");
+    fprintf(out, ", %d)\n", o->planes);
 }
 
 static void job(FILE *out, int D, int acc, int beta, const char *box, const char *interior, const char *border,
                 const char *zdecl, const char *zbody)
 {
-    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", "", "", "", "", ""};
+    const JobOpt o = {"", "", "", "", "", "", zdecl, zbody, 0, 0, "", "", "", "", "", "", 0};
     job_opt(out, D, acc, beta, box, interior, border, &o);
 }
 
@@ -555,7 +556,7 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size};
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size, ft.planes};
     job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
@@ -739,7 +740,7 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     const int nf = job_fields(&E->s, E->names, sum, wr, ffmt, &ft);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size};
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size, ft.planes};
     if (nf >= 0) job_opt(jobs, D, 0, 0, sbox, sin, sbd, &jo);
     free(sbox); free(sin); free(sbd); free(szd); free(szb);
     fields_text_free(&ft);
@@ -1175,6 +1176,26 @@ typedef struct RedPlan {
     Fields F;                /* the value's point fields (fields.c): its row arrays from N on */
     char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
 } RedPlan;
+
+/* The planes of input rows a rolling job's newest rows read (the model of
+ * its cache use that bounds its tile, stenc_ring_tile_rows): the z reach of
+ * each array the reduction reads, summed */
+static int reduce_planes(const RedPlan *P)
+{
+    Node *taps[MAXTAP];
+    int planes = 0;
+    for (int a = 0; a < P->N; ++a) {
+        const int nt = ex_taps(P->rv.f, a, taps, MAXTAP);
+        long lo = 0, hi = -1;
+        for (int t = 0; t < nt && t < MAXTAP; ++t) {
+            const long z = P->D == 3 && taps[t]->idx[2].kind == IK_VAR ? taps[t]->idx[2].c : 0;
+            if (hi < lo) lo = hi = z;
+            lo = z < lo ? z : lo, hi = z > hi ? z : hi;
+        }
+        planes += (int)(hi - lo + 1);
+    }
+    return planes;
+}
 
 /* Software prefetch, 3D (stenc_prefetch; perf/NOTES.md section 42): the
  * statements that ask for each array P reads at row (JV + DY, KV + DZ)
@@ -3760,7 +3781,8 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     char *spf = reduce_prefetch(P, want_g);
     if (!want_g) fields_print(&vfp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
-                       want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size};
+                       want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size,
+                       (rt.body ? reduce_planes(P) : 0) + ft.planes};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);

@@ -252,6 +252,12 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
     }
     if (P && P->F->n > 0) print_field_interior(b.f, P, roots, fmts, nr);
     t->decl = str_close(&d), t->rows = str_close(&r), t->body = str_close(&b), t->size = str_close(&z), t->pf = str_close(&pf);
+    t->planes = 0;
+    for (int q = 0; P && P->planes && q < P->F->n; ++q) {
+        int r0 = 0; /* a plane of each array the fills read (each field reads one tap, at its point) */
+        while (r0 < q && P->F->f[r0].arr != P->F->f[q].arr) ++r0;
+        t->planes += r0 == q;
+    }
 }
 
 void fields_print(const FieldPrint *P, const char *fmt, FieldText *t)

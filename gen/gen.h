@@ -269,6 +269,7 @@ typedef struct {
  * fields */
 typedef struct {
     char *decl, *rows, *body, *size, *pf;
+    int planes;          /* with field planes (SIZE): the arrays their fills read, a plane each */
 } FieldText;
 /* (fields_print.c) a row function's fields for backend_c.m4
  * stn_rowfn_fields, each text allocated: the declarations *DECL, row j's

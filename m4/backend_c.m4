@@ -178,7 +178,7 @@ $2[[]]            }
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
 #         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT, PF,
-#         FDECL, FROW, FBODY, FSIZE)
+#         FDECL, FROW, FBODY, FSIZE, PLANES)
 #   BORDER_ROW (may be empty): code for a whole row outside the interior rows
 #   XEND (may be empty, then BORDER): the body for the points before and after
 #   the x-interior of an interior row, when BORDER_ROW is given
@@ -206,6 +206,10 @@ $2[[]]            }
 #   thread's buffer of field planes (gen/fields_print.c), allocated zeroed
 #   (its rows' tags empty) with the ring; the row functions get their
 #   thread's (st_fpl) and st_ty
+#   PLANES (3D, with ROLL or FSIZE): the planes of input rows a tile row's
+#   newest rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the
+#   tile's rows) the model of a thread's cache use that bounds st_ty
+#   (stenc_ring_tile_rows)
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
@@ -217,13 +221,22 @@ m4_pushdef([[stn_j_ends]], m4_ifelse([[$8]], [[]], [[[[$6]]]], [[$9]], [[]], [[[
 m4_pushdef([[stn_j_roll]], [[$10]])m4_pushdef([[stn_j_roll_init]], [[$11]])m4_pushdef([[stn_j_roll_size]], [[$12]])m4_dnl
 m4_pushdef([[stn_j_roll_state]], [[$13]])m4_pushdef([[stn_j_xrow]], [[$14]])m4_pushdef([[stn_j_nt]], [[$17]])m4_dnl
 m4_pushdef([[stn_j_pf]], [[$18]])m4_pushdef([[stn_j_fdecl]], [[$19]])m4_pushdef([[stn_j_frow]], [[$20]])m4_dnl
-m4_pushdef([[stn_j_fbody]], [[$21]])m4_pushdef([[stn_j_fsize]], [[$22]])m4_dnl
+m4_pushdef([[stn_j_fbody]], [[$21]])m4_pushdef([[stn_j_fsize]], [[$22]])m4_pushdef([[stn_j_planes]], [[$23]])m4_dnl
 stn_job_named[[]]m4_dnl
 m4_popdef([[stn_j_dims]])m4_popdef([[stn_j_acc]])m4_popdef([[stn_j_beta]])m4_popdef([[stn_j_box]])m4_dnl
 m4_popdef([[stn_j_interior]])m4_popdef([[stn_j_border]])m4_popdef([[stn_j_mode]])m4_popdef([[stn_j_border_row]])m4_dnl
 m4_popdef([[stn_j_ends]])m4_popdef([[stn_j_roll]])m4_popdef([[stn_j_roll_init]])m4_popdef([[stn_j_roll_size]])m4_dnl
 m4_popdef([[stn_j_roll_state]])m4_popdef([[stn_j_xrow]])m4_popdef([[stn_j_nt]])m4_popdef([[stn_j_pf]])m4_dnl
-m4_popdef([[stn_j_fdecl]])m4_popdef([[stn_j_frow]])m4_popdef([[stn_j_fbody]])m4_popdef([[stn_j_fsize]])]])
+m4_popdef([[stn_j_fdecl]])m4_popdef([[stn_j_frow]])m4_popdef([[stn_j_fbody]])m4_popdef([[stn_j_fsize]])m4_popdef([[stn_j_planes]])]])
+
+# stn_at_ty(NAME, T): the text of macro NAME (a row count of a tile of
+# st_ty rows) for a tile of T rows, as a ptrdiff_t; 0 when NAME is empty
+m4_define([[stn_at_ty]], [[m4_ifelse(stn_given([[$1]]), 0, 0, [[(ptrdiff_t)(m4_patsubst(m4_defn([[$1]]), [[\<st_ty\>]], [[$2]]))]])]])
+# stn_ring_rows(T): the rows a thread keeps (ring and field planes) for a
+# tile of T rows
+m4_define([[stn_ring_rows]], [[m4_ifelse(stn_given([[stn_j_roll_size]])stn_given([[stn_j_fsize]]), 11,
+    [[stn_at_ty([[stn_j_roll_size]], [[$1]]) + stn_at_ty([[stn_j_fsize]], [[$1]])]],
+    stn_given([[stn_j_fsize]]), 1, [[stn_at_ty([[stn_j_fsize]], [[$1]])]], [[stn_at_ty([[stn_j_roll_size]], [[$1]])]])]])
 
 # stn_job_named: stn_job's text, its arguments by name
 m4_define([[stn_job_named]], [[    {
@@ -233,8 +246,12 @@ m4_define([[stn_job_named]], [[    {
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
 m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
        planes a tile reads are read in long runs and stay in cache (STENC_TILE_BYTES;
-       with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile) */
-    const ptrdiff_t st_ty = stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00, [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]));
+       with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile,
+       and with it and the planes it reads in STENC_RING_BUDGET_BYTES) */
+    const ptrdiff_t st_ty = m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00,
+        [[stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_TILE_BYTES)]],
+        [[stenc_ring_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_RING_TILE_BYTES, STENC_RING_BUDGET_BYTES,
+                                          stn_ring_rows(0), stn_ring_rows(1), stn_j_planes)]]);
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];
 ]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
