@@ -545,8 +545,11 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
 
 /* 3D: y tiles (a multiple of the threads), each marching up in z with t of
  * three planes of its rows and a halo row each side in a ring of about
- * HAND_LAP_RING bytes */
+ * HAND_LAP_RING bytes (256 KiB to 1 MiB ran the same, 512^3 and 256^3 on
+ * the Xeon VM: perf/NOTES.md section 47) */
+#ifndef HAND_LAP_RING
 #define HAND_LAP_RING ((size_t)1 << 20)
+#endif
 static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g)
 {
     const size_t P = nx * ny, ty = HAND_LAP_RING / (3 * sizeof(float) * nx);
@@ -699,13 +702,18 @@ static double hand_goods_value3(size_t nx, size_t ny, size_t nz, const float *re
  * a point in x, row pointers swapped at the y and z edges.  Tiles of rows
  * in y (a halo row each side: the factors of the rows next to the tile)
  * march up in z; after the factors of row (j, k), row (j, k - 1) is
- * gathered.  The ring: six factors, three planes, about 4 MiB a thread
- * (the tiles' rows then reach the L3; 1-9 MiB measured the same within the
- * VM's spread at 128^3-512^3, perf/NOTES.md section 28).  A form that
+ * gathered.  The ring: six factors, three planes, about 1 MiB a thread,
+ * in a core's L2 with the planes of x the factors read (on the Xeon VM a
+ * ring of 4 MiB took 1.49x the time at 512^3 and 1.24x at 256^3, 2 MiB
+ * 1.15x and 1.00x, 512 KiB 1.07x and 1.02x, perf/NOTES.md section 47; on
+ * a Zen VM 1-9 MiB measured the same within its spread, section 28).  A form that
  * regroups the 21 terms into five reads a point (a pass over each row
  * summing the factors into plane-below, row-below and own-row terms) ran
  * 0.92-1.00 of this one's time at 128^3-256^3 and 1.09-1.33 at 512^3. */
 typedef struct { float *xx, *yy, *zz, *xy, *xz, *yz; } HandHessRow;
+#ifndef HAND_HESS_RING
+#define HAND_HESS_RING ((size_t)1 << 20)
+#endif
 
 /* the six factors of row (j, k), padded: fxx replicated at -1 and nx, fxy
  * and fxz 0 at -1 */
@@ -812,9 +820,10 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
 {
     const size_t P = nx * ny, rs = nx + 2; /* a ring row: nx points and a pad each side */
     const float w[3] = {wx, wy, wz};
-    /* rows a tile: a ring of about 4 MiB (18 rows a tile row), less the
-     * halo rows; the tiles' number a multiple of the threads' */
-    const size_t ty = ((size_t)4 << 20) / (18 * sizeof(float) * rs);
+    /* rows a tile: a ring of about HAND_HESS_RING bytes (18 rows a tile
+     * row), less the halo rows; the tiles' number a multiple of the
+     * threads' */
+    const size_t ty = HAND_HESS_RING / (18 * sizeof(float) * rs);
     const size_t ntile = hand_tiles(ny, ty < 6 ? 4 : ty - 2);
     const int nt = hand_nt(P * nz);
 #pragma omp parallel
