@@ -8,7 +8,8 @@
  * (stenc_cuda_blocks: one block per work item, at most
  * STENC_CUDA_MAX_BLOCKS) and a small one
  * (3 blocks: every block strides over many items).  The expected visits
- * come from the box alone. */
+ * come from the box alone.  Also here, as it sizes the C template's 3D
+ * tiles the same way: stenc_ring_tile_rows against a search of its rule. */
 #include "testutil.h"
 #include "stenc_inline.h"
 
@@ -168,6 +169,53 @@ START_TEST(chunks_fill_the_launch)
 }
 END_TEST
 
+/* a rolling job's tile: stenc_tile_rows's, or with a budget the most rows
+ * (not below 8) whose ring (RING0 + (RING1 - RING0) * ty rows of nx + 16)
+ * and planes (PLANES * ty rows of nx) fit it, found here by a search */
+START_TEST(ring_tiles_fit_the_budget)
+{
+    static const ptrdiff_t nxs[] = {1, 16, 100, 256, 512, 1000}, rows[] = {1, 8, 64, 512}, r0s[] = {0, 17, 281};
+    static const ptrdiff_t slopes[] = {0, 2, 3, 18}, pls[] = {0, 1, 3};
+    static const size_t budgets[] = {0, 4096, 65536, 1048576, 1310720}, tiles[] = {16384, 262144};
+    int tried = 0, bounded = 0;
+    for (size_t a = 0; a < sizeof nxs / sizeof *nxs; ++a)
+        for (size_t b = 0; b < sizeof rows / sizeof *rows; ++b)
+            for (size_t c = 0; c < 3; ++c)
+                for (size_t d = 0; d < 4; ++d)
+                    for (size_t e = 0; e < 3; ++e)
+                        for (size_t f = 0; f < 5; ++f)
+                            for (size_t h = 0; h < 2; ++h)
+                                for (int np = 1; np <= 2; ++np)
+                                    for (size_t el = 4; el <= 8; el += 4) {
+                                        const ptrdiff_t nx = nxs[a], nr = rows[b], r0 = r0s[c], r1 = r0 + slopes[d];
+                                        const ptrdiff_t nplanes = np == 1 ? 1 : 300;
+                                        const ptrdiff_t t0 = stenc_tile_rows(nx, nr, nplanes, el, tiles[h]);
+                                        ptrdiff_t want = t0;
+                                        if (budgets[f] && nplanes > 1 && t0 > 8) {
+                                            want = 8;
+                                            for (ptrdiff_t ty = t0; ty > 8; --ty) {
+                                                const size_t bytes = ((size_t)(r0 + (r1 - r0) * ty) * (size_t)(nx + 16) +
+                                                                      (size_t)(pls[e] * ty * nx)) * el;
+                                                if (bytes <= budgets[f]) { want = ty; break; }
+                                            }
+                                        }
+                                        const ptrdiff_t got = stenc_ring_tile_rows(nx, nr, nplanes, el, tiles[h], budgets[f],
+                                                                                   r0, r1, pls[e]);
+                                        ck_assert_msg(got == want, "nx %td rows %td ring %td+%td planes %td budget %zu: %td, not %td",
+                                                      nx, nr, r0, r1 - r0, pls[e], budgets[f], got, want);
+                                        ck_assert(got >= 1 && got <= t0);
+                                        ++tried;
+                                        bounded += got < t0;
+                                    }
+    ck_assert_int_gt(bounded, tried / 20); /* the budget binds in a share of the cases */
+    /* the Hessian's 3D gradient at 512^3 f32 (ring 18 (ty + 2) + 97 rows,
+     * 3 planes) in 5/8 of 2 MiB: (327680 - 133 * 528) / (18 * 528 + 3 * 512)
+     * = 23.3 rows; without a budget the 128 rows of 256 KiB */
+    ck_assert_int_eq(stenc_ring_tile_rows(512, 512, 512, 4, 262144, 1310720, 133, 151, 3), 23);
+    ck_assert_int_eq(stenc_ring_tile_rows(512, 512, 512, 4, 262144, 0, 133, 151, 3), 128);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("zmarch");
@@ -175,6 +223,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, loops_cover_the_box_once, 0, (int)NZGRID * 3);
     tcase_add_test(tc, chunks_fill_the_launch);
+    tcase_add_test(tc, ring_tiles_fit_the_budget);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
