@@ -1178,7 +1178,7 @@ typedef struct RedPlan {
 } RedPlan;
 
 /* The planes of input rows a rolling job's newest rows read (the model of
- * its cache use that bounds its tile, stenc_ring_tile_rows): the z reach of
+ * its cache use that bounds its tile, stenc_fit_tile_rows): the z reach of
  * each array the reduction reads, summed */
 static int reduce_planes(const RedPlan *P)
 {
@@ -3782,7 +3782,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     if (!want_g) fields_print(&vfp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size,
-                       (rt.body ? reduce_planes(P) : 0) + ft.planes};
+                       rt.body || !ft.planes ? reduce_planes(P) : ft.planes};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);

@@ -206,10 +206,10 @@ $2[[]]            }
 #   thread's buffer of field planes (gen/fields_print.c), allocated zeroed
 #   (its rows' tags empty) with the ring; the row functions get their
 #   thread's (st_fpl) and st_ty
-#   PLANES (3D, with ROLL or FSIZE): the planes of input rows a tile row's
-#   newest rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the
-#   tile's rows) the model of a thread's cache use that bounds st_ty
-#   (stenc_ring_tile_rows)
+#   PLANES (3D; 0: unknown): the planes of input rows a tile row's (newest)
+#   rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the tile's
+#   rows) the model of a thread's cache use that bounds st_ty
+#   (stenc_fit_tile_rows)
 # Inside, the arguments go by name (stn_j_dims ... stn_j_xrow), stn_loops's
 # too, and two are derived: stn_j_mode (the mode variable when MODESPEC is
 # 1) and stn_j_ends (the body of an interior row's x ends: XEND, or BORDER
@@ -246,11 +246,13 @@ m4_define([[stn_job_named]], [[    {
     const ptrdiff_t st_nch = st_rows < 256 ? st_rows : 256;
 m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked plane by plane, so the
        planes a tile reads are read in long runs and stay in cache (STENC_TILE_BYTES;
-       with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile,
-       and with it and the planes it reads in STENC_RING_BUDGET_BYTES) */
-    const ptrdiff_t st_ty = m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00,
+       with a ring of partial rows, STENC_RING_TILE_BYTES: the ring grows with the tile;
+       the planes and the ring within STENC_TILE_BUDGET_BYTES) */
+    const ptrdiff_t st_ty = m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]])stn_j_planes, 000,
         [[stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_TILE_BYTES)]],
-        [[stenc_ring_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_RING_TILE_BYTES, STENC_RING_BUDGET_BYTES,
+        stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00,
+        [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_TILE_BYTES, STENC_TILE_BUDGET_BYTES, 0, 0, stn_j_planes)]],
+        [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_RING_TILE_BYTES, STENC_TILE_BUDGET_BYTES,
                                           stn_ring_rows(0), stn_ring_rows(1), stn_j_planes)]]);
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];

@@ -310,21 +310,21 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
     return (nplanes <= 1 || t >= nrows || nrows < 1) ? (nrows > 0 ? nrows : 1) : t;
 }
 
-/* The y tile of a 3D job that keeps rows a thread (a ring of partial rows,
- * planes of field rows): RING0 rows of nx + 16 elements for a tile of no
- * rows, RING1 for one, so RING0 + (RING1 - RING0) * ty for a tile of ty
- * rows, whose newest rows read PLANES planes of the tile's input rows.
- * stenc_tile_rows's tile of BYTES, made smaller (not below 8 rows)
- * where the rows and the planes would take more than BUDGET bytes (0: no
- * bound).  The GNUmakefile sets STENC_RING_BUDGET_BYTES to 5/8 of a
- * core's L2 where the 3D gradients run in row order (STENC_ROLL_PLANES 0):
- * a ring past it is read from L3 each plane (perf/NOTES.md section 47: the
- * Hessian's 3D gradient took 0.70 of its time, central TV's 0.74, with
- * rings that fit). */
-#ifndef STENC_RING_BUDGET_BYTES
-#define STENC_RING_BUDGET_BYTES 0
+/* The y tile of a 3D job whose rows read PLANES planes of the tile's input
+ * rows and that keeps rows a thread (a ring of partial rows, planes of
+ * field rows; none: RING0 = RING1 = 0): RING0 rows of nx + 16 elements
+ * for a tile of no rows, RING1 for one, so RING0 + (RING1 - RING0) * ty
+ * for a tile of ty rows.  stenc_tile_rows's tile of BYTES, made smaller
+ * (not below 8 rows) where the rows and the planes would take more than
+ * BUDGET bytes (0: no bound).  The GNUmakefile sets
+ * STENC_TILE_BUDGET_BYTES to 5/8 of a core's L2 where the 3D gradients run
+ * in row order (STENC_ROLL_PLANES 0): a ring or planes past it are read
+ * from L3 each plane (perf/NOTES.md section 47: the Hessian's 3D gradient
+ * took 0.70 of its time, central TV's 0.74, with rings that fit). */
+#ifndef STENC_TILE_BUDGET_BYTES
+#define STENC_TILE_BUDGET_BYTES 0
 #endif
-STENC_HD ptrdiff_t stenc_ring_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem, size_t bytes,
+STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem, size_t bytes,
                                         size_t budget, ptrdiff_t ring0, ptrdiff_t ring1, ptrdiff_t planes)
 {
     const ptrdiff_t t = stenc_tile_rows(nx, nrows, nplanes, elem, bytes);

@@ -9,7 +9,7 @@
  * STENC_CUDA_MAX_BLOCKS) and a small one
  * (3 blocks: every block strides over many items).  The expected visits
  * come from the box alone.  Also here, as it sizes the C template's 3D
- * tiles the same way: stenc_ring_tile_rows against a search of its rule. */
+ * tiles the same way: stenc_fit_tile_rows against a search of its rule. */
 #include "testutil.h"
 #include "stenc_inline.h"
 
@@ -199,7 +199,7 @@ START_TEST(ring_tiles_fit_the_budget)
                                                 if (bytes <= budgets[f]) { want = ty; break; }
                                             }
                                         }
-                                        const ptrdiff_t got = stenc_ring_tile_rows(nx, nr, nplanes, el, tiles[h], budgets[f],
+                                        const ptrdiff_t got = stenc_fit_tile_rows(nx, nr, nplanes, el, tiles[h], budgets[f],
                                                                                    r0, r1, pls[e]);
                                         ck_assert_msg(got == want, "nx %td rows %td ring %td+%td planes %td budget %zu: %td, not %td",
                                                       nx, nr, r0, r1 - r0, pls[e], budgets[f], got, want);
@@ -211,8 +211,8 @@ START_TEST(ring_tiles_fit_the_budget)
     /* the Hessian's 3D gradient at 512^3 f32 (ring 18 (ty + 2) + 97 rows,
      * 3 planes) in 5/8 of 2 MiB: (327680 - 133 * 528) / (18 * 528 + 3 * 512)
      * = 23.3 rows; without a budget the 128 rows of 256 KiB */
-    ck_assert_int_eq(stenc_ring_tile_rows(512, 512, 512, 4, 262144, 1310720, 133, 151, 3), 23);
-    ck_assert_int_eq(stenc_ring_tile_rows(512, 512, 512, 4, 262144, 0, 133, 151, 3), 128);
+    ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 1310720, 133, 151, 3), 23);
+    ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 0, 133, 151, 3), 128);
 }
 END_TEST
 
