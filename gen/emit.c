@@ -1177,20 +1177,24 @@ typedef struct RedPlan {
     char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
 } RedPlan;
 
-/* The planes of input rows a rolling job's newest rows read (the model of
- * its cache use that bounds its tile, stenc_fit_tile_rows): the z reach of
- * each array the reduction reads, summed */
-static int reduce_planes(const RedPlan *P)
+/* The planes of input rows a job's rows read (the model of its cache use
+ * that bounds its tile, stenc_fit_tile_rows): the z reach of each array
+ * that the reduction (a rolling job's newest rows, a value) or, GATHER,
+ * also the gradient's gather sums read, summed over the arrays */
+static int reduce_planes(const RedPlan *P, int gather)
 {
     Node *taps[MAXTAP];
     int planes = 0;
     for (int a = 0; a < P->N; ++a) {
-        const int nt = ex_taps(P->rv.f, a, taps, MAXTAP);
         long lo = 0, hi = -1;
-        for (int t = 0; t < nt && t < MAXTAP; ++t) {
-            const long z = P->D == 3 && taps[t]->idx[2].kind == IK_VAR ? taps[t]->idx[2].c : 0;
-            if (hi < lo) lo = hi = z;
-            lo = z < lo ? z : lo, hi = z > hi ? z : hi;
+        for (int e = -1; e < (gather ? P->N : 0); ++e) {
+            Node *f = e < 0 ? P->rv.f : P->gsum[e];
+            const int nt = f ? ex_taps(f, a, taps, MAXTAP) : 0;
+            for (int t = 0; t < nt && t < MAXTAP; ++t) {
+                const long z = P->D == 3 && taps[t]->idx[2].kind == IK_VAR ? taps[t]->idx[2].c : 0;
+                if (hi < lo) lo = hi = z;
+                lo = z < lo ? z : lo, hi = z > hi ? z : hi;
+            }
         }
         planes += (int)(hi - lo + 1);
     }
@@ -3782,7 +3786,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     if (!want_g) fields_print(&vfp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
     const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size,
-                       rt.body || !ft.planes ? reduce_planes(P) : ft.planes};
+                       rt.body ? reduce_planes(P, 0) : ft.planes ? ft.planes : reduce_planes(P, want_g)};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);

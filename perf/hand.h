@@ -397,6 +397,31 @@ static inline HandRows hand_rows(const float *x, size_t nx, size_t ny, size_t nz
     return R;
 }
 
+/* y tiles of about TY rows for NY rows: a multiple of the threads, at most NY */
+static size_t hand_tiles(size_t ny, size_t ty)
+{
+    size_t nthr = 1;
+#ifdef _OPENMP
+    nthr = (size_t)omp_get_max_threads();
+#endif
+    const size_t ntile = ((ny + ty - 1) / ty + nthr - 1) / nthr * nthr;
+    return ntile > ny ? ny : ntile;
+}
+
+/* y tiles of a 3D loop whose rows read planes k - 1 to k + 1: three
+ * planes of a tile's rows in about HAND_PLANES_BYTES, so that they stay in
+ * a core's L2 until the plane above needs them (with whole 512^3 planes,
+ * 3 MiB a thread, the Tikhonov gradient took 1.05-1.1x the time:
+ * perf/NOTES.md section 47); one tile a thread in 2D (nz = 1) */
+#ifndef HAND_PLANES_BYTES
+#define HAND_PLANES_BYTES ((size_t)1 << 20)
+#endif
+static size_t hand_plane_tiles(size_t nx, size_t ny, size_t nz)
+{
+    const size_t ty = HAND_PLANES_BYTES / (3 * sizeof(float) * nx);
+    return hand_tiles(ny, nz > 1 ? (ty < 8 ? 8 : ty) : ny);
+}
+
 /* ---- the Tikhonov gradient in 3D: the same, one row at a time, the
  * neighbouring rows and planes by clamped row pointers ---- */
 /* the y and z part of the gradient at point i of row r (rows ym, yp, zm, zp
@@ -408,11 +433,13 @@ static void hand_tikg3_grad(size_t nx, size_t ny, size_t nz, const float *restri
     const size_t P = nx * ny;
     const float cx = 2 * wx, cy = 2 * wy, cz = 2 * wz;
     const int nt = hand_nt(P * nz);
+    const size_t ntile = hand_plane_tiles(nx, ny, nz);
 #pragma omp parallel
     {
-#pragma omp for schedule(static) collapse(2)
+#pragma omp for schedule(static)
+    for (size_t tl = 0; tl < ntile; ++tl)
     for (size_t k = 0; k < nz; ++k)
-        for (size_t j = 0; j < ny; ++j) {
+        for (size_t j = ny * tl / ntile; j < ny * (tl + 1) / ntile; ++j) {
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp;
             float *gr = g + nx * j + P * k;
@@ -435,11 +462,13 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
     const float cx = 2 * wx, cy = 2 * wy, cz = 2 * wz;
     const int nt = hand_nt(P * nz);
     double v = 0;
+    const size_t ntile = hand_plane_tiles(nx, ny, nz);
 #pragma omp parallel reduction(+:v)
     {
-#pragma omp for schedule(static) collapse(2)
+#pragma omp for schedule(static)
+    for (size_t tl = 0; tl < ntile; ++tl)
     for (size_t k = 0; k < nz; ++k)
-        for (size_t j = 0; j < ny; ++j) {
+        for (size_t j = ny * tl / ntile; j < ny * (tl + 1) / ntile; ++j) {
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
             const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp + nx : NULL;
             float *gr = g + nx * j + P * k;
@@ -494,16 +523,6 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
  * kept in a ring of the rows (2D) or planes of a y tile (3D) it is needed
  * for, and L applied to it as the gradient's row is written, so the arrays
  * are read and written once, as by a copy ---- */
-/* y tiles of about TY rows for NY rows: a multiple of the threads, at most NY */
-static size_t hand_tiles(size_t ny, size_t ty)
-{
-    size_t nthr = 1;
-#ifdef _OPENMP
-    nthr = (size_t)omp_get_max_threads();
-#endif
-    const size_t ntile = ((ny + ty - 1) / ty + nthr - 1) / nthr * nthr;
-    return ntile > ny ? ny : ntile;
-}
 
 /* one row of s L r (rows R around it, neighbours clamped at the edges)
  * into o; NT: o is the gradient, streamed where large (HAND_ROW) */
