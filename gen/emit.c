@@ -211,7 +211,7 @@ typedef struct {
     const char *nt; /* NT: the gradient a gradient-only interior may stream, or "" */
     const char *pf; /* PF: the prefetches of an interior's points from st_pi on, or "" */
     const char *fdecl, *frow, *fbody, *fsize; /* the job's point fields, or "" (FieldText) */
-    int planes; /* 3D with a ring or field planes: the planes of input rows its newest rows read */
+    int planes; /* 3D: the planes of input rows its rows read (its tile's model, stenc_fit_tile_rows), or 0 */
 } JobOpt;
 
 /* TEXTS quoted, one a line, separated by commas */

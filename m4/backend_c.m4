@@ -253,7 +253,7 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
         stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00,
         [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_TILE_BYTES, STENC_TILE_BUDGET_BYTES, 0, 0, stn_j_planes)]],
         [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_RING_TILE_BYTES, STENC_TILE_BUDGET_BYTES,
-                                          stn_ring_rows(0), stn_ring_rows(1), stn_j_planes)]]);
+                              stn_ring_rows(0), stn_ring_rows(1), stn_j_planes)]]);
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];
 ]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */

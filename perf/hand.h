@@ -411,7 +411,7 @@ static size_t hand_tiles(size_t ny, size_t ty)
 /* y tiles of a 3D loop whose rows read planes k - 1 to k + 1: three
  * planes of a tile's rows in about HAND_PLANES_BYTES, so that they stay in
  * a core's L2 until the plane above needs them (with whole 512^3 planes,
- * 3 MiB a thread, the Tikhonov gradient took 1.05-1.1x the time:
+ * 3 MiB a thread, the Tikhonov gradient took 1.08-1.14x the time:
  * perf/NOTES.md section 47); one tile a thread in 2D (nz = 1) */
 #ifndef HAND_PLANES_BYTES
 #define HAND_PLANES_BYTES ((size_t)1 << 20)

@@ -325,7 +325,7 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
 #define STENC_TILE_BUDGET_BYTES 0
 #endif
 STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem, size_t bytes,
-                                        size_t budget, ptrdiff_t ring0, ptrdiff_t ring1, ptrdiff_t planes)
+                                       size_t budget, ptrdiff_t ring0, ptrdiff_t ring1, ptrdiff_t planes)
 {
     const ptrdiff_t t = stenc_tile_rows(nx, nrows, nplanes, elem, bytes);
     if (budget == 0 || nplanes <= 1 || t <= 8 || nx < 1 || ring0 < 0 || ring1 < ring0 || planes < 0) return t;
