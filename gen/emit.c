@@ -518,6 +518,28 @@ static int job_fields(const Stencil *es, const char *const *names, Node *expr, c
     return n;
 }
 
+/* The planes of input rows that ROOTS read (the model of a job's cache use
+ * that bounds its 3D tile, stenc_fit_tile_rows): the z reach of each of
+ * arrays 0 .. NARR - 1 over the roots' taps, summed over the arrays */
+static int taps_planes(Node *const *roots, int nroots, int narr, int D)
+{
+    Node *taps[MAXTAP];
+    int planes = 0;
+    for (int a = 0; a < narr; ++a) {
+        long lo = 0, hi = -1;
+        for (int e = 0; e < nroots; ++e) {
+            const int nt = roots[e] ? ex_taps(roots[e], a, taps, MAXTAP) : 0;
+            for (int t = 0; t < nt && t < MAXTAP; ++t) {
+                const long z = D == 3 && taps[t]->idx[2].kind == IK_VAR ? taps[t]->idx[2].c : 0;
+                if (hi < lo) lo = hi = z;
+                lo = z < lo ? z : lo, hi = z > hi ? z : hi;
+            }
+        }
+        planes += (int)(hi - lo + 1);
+    }
+    return planes;
+}
+
 /* an update's fields: a kernel of one statement */
 static int update_fields(const Stencil *s, const Kernel *k, const int *writes, FieldText *t)
 {
@@ -556,7 +578,10 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size, ft.planes};
+    Node *rhs[MAXSTMT];
+    for (int t = 0; t < k->nst; ++t) rhs[t] = k->st[t].rhs;
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size,
+                       ft.planes ? ft.planes : taps_planes(rhs, k->nst, s->narr, D)};
     job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
@@ -740,7 +765,8 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     const int nf = job_fields(&E->s, E->names, sum, wr, ffmt, &ft);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size, ft.planes};
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size,
+                       ft.planes ? ft.planes : taps_planes(&sum, 1, E->s.narr, D)};
     if (nf >= 0) job_opt(jobs, D, 0, 0, sbox, sin, sbd, &jo);
     free(sbox); free(sin); free(sbd); free(szd); free(szb);
     fields_text_free(&ft);
@@ -1177,28 +1203,16 @@ typedef struct RedPlan {
     char *svoid, *sdom;      /* (void) of the inputs; value-domain bounds */
 } RedPlan;
 
-/* The planes of input rows a job's rows read (the model of its cache use
- * that bounds its tile, stenc_fit_tile_rows): the z reach of each array
- * that the reduction (a rolling job's newest rows, a value) or, GATHER,
- * also the gradient's gather sums read, summed over the arrays */
+/* The planes of input rows a reduction's job reads (taps_planes): those
+ * of the reduction (a rolling job's newest rows, a value) or, GATHER, also
+ * of the gradient's gather sums */
 static int reduce_planes(const RedPlan *P, int gather)
 {
-    Node *taps[MAXTAP];
-    int planes = 0;
-    for (int a = 0; a < P->N; ++a) {
-        long lo = 0, hi = -1;
-        for (int e = -1; e < (gather ? P->N : 0); ++e) {
-            Node *f = e < 0 ? P->rv.f : P->gsum[e];
-            const int nt = f ? ex_taps(f, a, taps, MAXTAP) : 0;
-            for (int t = 0; t < nt && t < MAXTAP; ++t) {
-                const long z = P->D == 3 && taps[t]->idx[2].kind == IK_VAR ? taps[t]->idx[2].c : 0;
-                if (hi < lo) lo = hi = z;
-                lo = z < lo ? z : lo, hi = z > hi ? z : hi;
-            }
-        }
-        planes += (int)(hi - lo + 1);
-    }
-    return planes;
+    Node *roots[MAXARR + 1];
+    int n = 0;
+    roots[n++] = P->rv.f;
+    for (int e = 0; gather && e < P->N; ++e) roots[n++] = P->gsum[e];
+    return taps_planes(roots, n, P->N, P->D);
 }
 
 /* Software prefetch, 3D (stenc_prefetch; perf/NOTES.md section 42): the
