@@ -233,7 +233,7 @@ m4_popdef([[stn_j_fdecl]])m4_popdef([[stn_j_frow]])m4_popdef([[stn_j_fbody]])m4_
 # st_ty rows) for a tile of T rows, as a ptrdiff_t; 0 when NAME is empty
 m4_define([[stn_at_ty]], [[m4_ifelse(stn_given([[$1]]), 0, 0, [[(ptrdiff_t)(m4_patsubst(m4_defn([[$1]]), [[\<st_ty\>]], [[$2]]))]])]])
 # stn_ring_rows(T): the rows a thread keeps (ring and field planes) for a
-# tile of T rows
+# tile of T rows; 0 without either
 m4_define([[stn_ring_rows]], [[m4_ifelse(stn_given([[stn_j_roll_size]])stn_given([[stn_j_fsize]]), 11,
     [[stn_at_ty([[stn_j_roll_size]], [[$1]]) + stn_at_ty([[stn_j_fsize]], [[$1]])]],
     stn_given([[stn_j_fsize]]), 1, [[stn_at_ty([[stn_j_fsize]], [[$1]])]], [[stn_at_ty([[stn_j_roll_size]], [[$1]])]])]])
@@ -250,9 +250,8 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
        the planes and the ring within STENC_TILE_BUDGET_BYTES) */
     const ptrdiff_t st_ty = m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]])stn_j_planes, 000,
         [[stenc_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_TILE_BYTES)]],
-        stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00,
-        [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_TILE_BYTES, STENC_TILE_BUDGET_BYTES, 0, 0, stn_j_planes)]],
-        [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), STENC_RING_TILE_BYTES, STENC_TILE_BUDGET_BYTES,
+        [[stenc_fit_tile_rows(st_n0, st_n1r, st_n2r, sizeof(stn_real), m4_ifelse(stn_given([[stn_j_roll]])stn_given([[stn_j_fsize]]), 00,
+                              [[STENC_TILE_BYTES]], [[STENC_RING_TILE_BYTES]]), STENC_TILE_BUDGET_BYTES,
                               stn_ring_rows(0), stn_ring_rows(1), stn_j_planes)]]);
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];
