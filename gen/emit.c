@@ -3686,13 +3686,15 @@ static void print_reduce_dist(FILE *out, const RedPlan *P, const char *b2, const
  * loop job (border rows, row ends, rolling rows), the distributed entry;
  * rolling rows' functions go to ROLLHELP */
 /* whether N holds a costly operation over two taps or more (SEEN: by
- * node id, the nodes looked at) */
+ * node id, the nodes looked at); a division's over its divisor's taps (a
+ * sum divided by the point's field, Good's gradient, is one division a
+ * point whatever the sum reads) */
 static int costly_over_taps(Node *n, unsigned char *seen)
 {
     if (seen[n->id]) return 0;
     seen[n->id] = 1;
     Node *taps[2];
-    if (ex_costly_op(n) && ex_taps(n, -1, taps, 2) > 1) return 1;
+    if (ex_costly_op(n) && ex_taps(n->kind == E_DIV ? n->a[1] : n, -1, taps, 2) > 1) return 1;
     for (int i = 0; i < n->nargs; ++i)
         if (costly_over_taps(n->a[i], seen)) return 1;
     return 0;

@@ -552,8 +552,9 @@ static Node *sum_tree(Node **terms, int lo, int hi)
 /* ---- factors common to every term ----
  * Good's gradient at a point is sum_q w_q*(2*(s_p - s_q))*(0.5*(1/s_p)):
  * every term's rest multiplies by the point's 1/s_p.  Taken out of the sum
- * it is multiplied once: 1/s_p*(w_x*(...) + w_y*(...) + w_z*(...)), six
- * multiplies fewer a point in 3D (perf/NOTES.md section 46).  Only factors
+ * it is applied once: (w_x*(...) + w_y*(...) + w_z*(...))/s_p, six
+ * multiplies fewer a point in 3D (perf/NOTES.md section 46), and the
+ * reciprocal's multiply too (section 48).  Only factors
  * that every term holds are taken out (always fewer multiplies): regrouping
  * terms by a factor some of them share (TV's 1/R_p) would split the
  * coefficient groups and cost more multiplies than it saves.  Rounding:
@@ -586,14 +587,22 @@ static Node *common_factor(Node *r, const Terms *T)
     return r;
 }
 
+/* a common factor 1/d with d reading the grid (not hoisted out of the
+ * loop) */
+static int point_recip(Node *f) { return f->kind == E_DIV && ex_is_num(f->a[0], 1) && has_tap(f->a[1]); }
+
+static int holds(Node *n, const Node *f);
+
 Node *ex_group_coef(Node *n)
 {
     Terms T;
     T.n = 0;
     if (!collect_terms(n, 0, &T) || T.n < 2) return n;
-    Node *common = ex_num(1);
+    Node *common = ex_num(1), *recips[MAXTERM];
+    int nrecip = 0;
     for (Node *f; (f = common_factor(T.rest[0], &T));) {
-        common = ex_mul(common, f);
+        if (point_recip(f) && nrecip < MAXTERM) recips[nrecip++] = f;
+        else common = ex_mul(common, f);
         for (int t = 0; t < T.n; ++t) T.rest[t] = product_drop(T.rest[t], f);
     }
     Node *groups[MAXTERM];
@@ -609,7 +618,12 @@ Node *ex_group_coef(Node *n)
         groups[ng++] = ex_mul(T.coef[t], sum);
     }
     Node *total = sum_tree(groups, 0, ng);
-    return ex_mul(common, total);
+    Node *r = ex_mul(common, total);
+    /* a point's reciprocal taken out of every term divides the sum: one
+     * rounding and one operation fewer than 1/d times it (Good's gradient,
+     * perf/NOTES.md section 48), unless the sum still multiplies by it */
+    for (int i = 0; i < nrecip; ++i) r = holds(total, recips[i]) ? ex_mul(recips[i], r) : ex_div(r, recips[i]->a[1]);
+    return r;
 }
 
 /* ---- partials as terms over factors of the reduction (rolling rows) ---- */
@@ -743,6 +757,18 @@ static int param_rec(Node *n, int p, int tag)
 }
 
 int ex_uses_param(Node *n, int p) { return param_rec(n, p, ++mark_counter); }
+
+/* whether f is n or one of its subexpressions */
+static int holds_rec(Node *n, const Node *f, int tag)
+{
+    if (n->mark == tag) return 0;
+    n->mark = tag;
+    if (n == f) return 1;
+    for (int i = 0; i < n->nargs; ++i)
+        if (holds_rec(n->a[i], f, tag)) return 1;
+    return 0;
+}
+static int holds(Node *n, const Node *f) { return holds_rec(n, f, ++mark_counter); }
 
 /* ---- cost ---- */
 int ex_costly_op(const Node *n)
