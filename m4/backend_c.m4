@@ -327,11 +327,9 @@ m4_define([[stn_vstrips_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na <
 stn_vpart([[st_ia]], [[st_ia + st_na]], [[$1]])m4_dnl
             for (ptrdiff_t st_i0 = st_ia + st_na; st_i0 < st_ia + st_nb; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ia + st_nb - st_i0 < STENC_VSTRIP ? st_ia + st_nb : st_i0 + STENC_VSTRIP;
-            float st_fl[STENC_VLB / sizeof(float)] = {0};
-m4_pushdef([[stn_vacc]], [[st_fl[st_u] += st_v;]])m4_dnl
-stn_nt_lines(st_i0, st_ie, [[            #pragma omp simd
-            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
-]], [[stn_pf_at([[st_il]])]])m4_popdef([[stn_vacc]])m4_dnl
+stn_nt_lanes([[st_i0]], [[st_ie]], [[$1]])m4_dnl
+            float st_fl[STENC_VLB / sizeof(float)];
+            stenc_lanes_get_f32(st_fl, st_lv);
             #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
             }
@@ -339,6 +337,17 @@ stn_vpart([[st_ia + st_nb]], [[st_ib]], [[$1]])m4_dnl
             } else {
 stn_vstrips_plain([[$1]])            }
 ]])
+# stn_nt_lanes(FROM, TO, INTERIOR): stn_nt_lines over [FROM, TO) with
+# INTERIOR's values (stn_vacc) added into st_lv, lane u point u of each
+# line (runtime stenc_lanes_*: registers; an array of lanes went through
+# memory at every line, perf/NOTES.md section 48)
+m4_define([[stn_nt_lanes]], [[            stenc_lanes_[[]]stn_sfx st_lv = stenc_lanes0_[[]]stn_sfx[[]]();
+m4_pushdef([[stn_vacc]], [[st_vl[st_u] = st_v;]])m4_dnl
+stn_nt_lines([[$1]], [[$2]], [[            _Alignas(64) stn_real st_vl[64 / sizeof(stn_real)] = {0};
+            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $3 }
+]], [[stn_pf_at([[st_il]])]], [[            st_lv = stenc_lanes_add_[[]]stn_sfx[[]](st_lv, st_vl);
+]])m4_popdef([[stn_vacc]])]])
 # stn_vpart(FROM, TO, INTERIOR): the points [FROM, TO), their values summed
 # in float, the sum added into st_acc
 m4_define([[stn_vpart]], [[            {
@@ -360,11 +369,10 @@ m4_popdef([[stn_vacc]])]])
 # each line summed in lane u of st_ld (registers), the lanes into st_acc
 # at the row's end; no line: stn_vrow_plain
 m4_define([[stn_vrow_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
-stn_vrow_plain([[st_ia]], [[st_ia + st_na]], [[$1]])            stn_real st_ld[64 / sizeof(stn_real)] = {0};
-m4_pushdef([[stn_vacc]], [[st_ld[st_u] += st_v;]])m4_dnl
-stn_nt_lines(st_ia + st_na, st_ia + st_nb, [[            #pragma omp simd
-            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
-]], [[stn_pf_at([[st_il]])]])m4_popdef([[stn_vacc]])m4_dnl
+stn_vrow_plain([[st_ia]], [[st_ia + st_na]], [[$1]])m4_dnl
+stn_nt_lanes([[st_ia + st_na]], [[st_ia + st_nb]], [[$1]])m4_dnl
+            stn_real st_ld[64 / sizeof(stn_real)];
+            stenc_lanes_get_[[]]stn_sfx[[]](st_ld, st_lv);
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_acc += (double)st_ld[st_u];
 stn_vrow_plain([[st_ia + st_nb]], [[st_ib]], [[$1]])            } else {
 stn_vrow_plain([[st_ia]], [[st_ib]], [[$1]])            }
@@ -434,14 +442,14 @@ m4_define([[stn_nt_span]], [[            ptrdiff_t st_na = 0, st_nb = 0;
                 stenc_nt_partial_pf(st_gr + $1, $2 - $1, sizeof(stn_real), st_na, st_nb, 2 * st_n0);
             }
 ]])
-# stn_nt_lines(FROM, TO, LOOP[, PRE]): the lines of stn_nt_span's row from
-# point FROM to TO (whole lines of its span), each PRE then LOOP (the points
-# [st_il, st_il + st_ll)) with its gradient stores into st_l
-# (stn_gstore_line), then streamed (stenc_nt_line)
+# stn_nt_lines(FROM, TO, LOOP[, PRE[, POST]]): the lines of stn_nt_span's
+# row from point FROM to TO (whole lines of its span), each PRE then LOOP
+# (the points [st_il, st_il + st_ll)) with its gradient stores into st_l
+# (stn_gstore_line), then POST, then the line streamed (stenc_nt_line)
 m4_define([[stn_nt_lines]], [[            for (ptrdiff_t st_il = $1; st_il < $2; st_il += st_ll) {
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
 $4m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$3[[]]m4_popdef([[stn_gstore]])m4_dnl
-            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
+$5            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
             }
 ]])
 # stn_gtail_nt(INTERIOR): stn_gtail where row j's gradient streams: the

@@ -210,6 +210,51 @@ static inline void stenc_nt_line_f64(double *d, const double *l)
     memcpy(d, l, 64);
 #endif
 }
+/* A value's partial sums over a streamed row's lines (m4 stn_vstrips_nt,
+ * stn_vrow_nt): lane u adds point u of each 64-byte line L (64-byte
+ * aligned), the lanes a value kept in registers.  An array of lanes added
+ * in the line's omp simd loop was stored and reloaded at every line: GCC
+ * does not keep it in registers across the streaming stores, and the chain
+ * through memory took the Tikhonov identity's 3D value_grad to 1.25-1.33x
+ * its gradient's time at 512^3 (1.13-1.14 in registers; perf/NOTES.md
+ * section 48).  The same sums in the same order either way. */
+#if defined(__AVX__)
+typedef struct { __m256 a, b; } stenc_lanes_f32;
+typedef struct { __m256d a, b; } stenc_lanes_f64;
+static inline stenc_lanes_f32 stenc_lanes0_f32(void) { stenc_lanes_f32 s = {_mm256_setzero_ps(), _mm256_setzero_ps()}; return s; }
+static inline stenc_lanes_f64 stenc_lanes0_f64(void) { stenc_lanes_f64 s = {_mm256_setzero_pd(), _mm256_setzero_pd()}; return s; }
+static inline stenc_lanes_f32 stenc_lanes_add_f32(stenc_lanes_f32 s, const float *l)
+{
+    s.a = _mm256_add_ps(s.a, _mm256_load_ps(l));
+    s.b = _mm256_add_ps(s.b, _mm256_load_ps(l + 8));
+    return s;
+}
+static inline stenc_lanes_f64 stenc_lanes_add_f64(stenc_lanes_f64 s, const double *l)
+{
+    s.a = _mm256_add_pd(s.a, _mm256_load_pd(l));
+    s.b = _mm256_add_pd(s.b, _mm256_load_pd(l + 4));
+    return s;
+}
+static inline void stenc_lanes_get_f32(float *o, stenc_lanes_f32 s) { _mm256_storeu_ps(o, s.a); _mm256_storeu_ps(o + 8, s.b); }
+static inline void stenc_lanes_get_f64(double *o, stenc_lanes_f64 s) { _mm256_storeu_pd(o, s.a); _mm256_storeu_pd(o + 4, s.b); }
+#else
+typedef struct { float v[16]; } stenc_lanes_f32;
+typedef struct { double v[8]; } stenc_lanes_f64;
+static inline stenc_lanes_f32 stenc_lanes0_f32(void) { stenc_lanes_f32 s; memset(&s, 0, sizeof s); return s; }
+static inline stenc_lanes_f64 stenc_lanes0_f64(void) { stenc_lanes_f64 s; memset(&s, 0, sizeof s); return s; }
+static inline stenc_lanes_f32 stenc_lanes_add_f32(stenc_lanes_f32 s, const float *l)
+{
+    for (int u = 0; u < 16; ++u) s.v[u] += l[u];
+    return s;
+}
+static inline stenc_lanes_f64 stenc_lanes_add_f64(stenc_lanes_f64 s, const double *l)
+{
+    for (int u = 0; u < 8; ++u) s.v[u] += l[u];
+    return s;
+}
+static inline void stenc_lanes_get_f32(float *o, stenc_lanes_f32 s) { memcpy(o, s.v, sizeof s.v); }
+static inline void stenc_lanes_get_f64(double *o, stenc_lanes_f64 s) { memcpy(o, s.v, sizeof s.v); }
+#endif
 /* streaming stores are weakly ordered: each thread fences its own before
  * the loop's closing barrier hands the array to other threads and the
  * caller */
