@@ -1711,17 +1711,36 @@ static void print_plane_counts(const Roll *R, char *cnt, size_t n, char *cnte, s
 
 /* R->ext: an R row whose reads leave the grid in y or z, or that lies
  * outside the value's domain, comes from the mapped row function (zeros
- * outside the domain); the others from the plain ones (the caller's calls,
- * in the else branch this opens) */
-static void print_mapped_dispatch(FILE *f, const RollIn *in, int L)
+ * outside the domain); the others from the plain ones.  print_mapped_cond:
+ * st_dom and the "if (...)" of a mapped row (PLAIN: of a plain one);
+ * print_mapped_call: the mapped
+ * function's call for row (st_jq, st_kq), whole */
+static void print_mapped_cond(FILE *f, const RollIn *in, const char *ind, int plain)
 {
     const long *omin = in->P->omin, *omax = in->P->omax;
-    fprintf(f, "                    const int st_dom = st_jq >= st_dlo1 && st_jq < st_dhi1 && st_kq >= st_dlo2 && st_kq < st_dhi2;\n");
-    fprintf(f, "                    if (!st_dom || st_jq < %ld || st_jq >= st_n1 - %ld || st_kq < %ld || st_kq >= st_n2 - %ld)\n",
-            -omin[1], omax[1], -omin[2], omax[2]);
-    fprintf(f, "                        %s_roll%dm_[[]]stn_sfx[[]](st_jq, st_kq", in->fn, L);
+    fprintf(f, "%sconst int st_dom = st_jq >= st_dlo1 && st_jq < st_dhi1 && st_kq >= st_dlo2 && st_kq < st_dhi2;\n", ind);
+    if (plain)
+        fprintf(f, "%sif (st_dom && st_jq >= %ld && st_jq < st_n1 - %ld && st_kq >= %ld && st_kq < st_n2 - %ld)", ind,
+                -omin[1], omax[1], -omin[2], omax[2]);
+    else
+        fprintf(f, "%sif (!st_dom || st_jq < %ld || st_jq >= st_n1 - %ld || st_kq < %ld || st_kq >= st_n2 - %ld)", ind,
+                -omin[1], omax[1], -omin[2], omax[2]);
+}
+static void print_mapped_call(FILE *f, const RollIn *in, int L, const char *ind)
+{
+    fprintf(f, "%s%s_roll%dm_[[]]stn_sfx[[]](st_jq, st_kq", ind, in->fn, L);
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, st_mode, st_dlo0, st_dhi0, !st_dom);\n                    else {\n");
+    fprintf(f, ", st_rb, st_rw, st_tyr, st_jt, st_mode, st_dlo0, st_dhi0, !st_dom);\n");
+}
+
+/* the catchup's dispatch: the mapped call, or the caller's plain calls in
+ * the else branch this opens */
+static void print_mapped_dispatch(FILE *f, const RollIn *in, int L)
+{
+    print_mapped_cond(f, in, "                    ", 0);
+    fprintf(f, "\n");
+    print_mapped_call(f, in, L, "                        ");
+    fprintf(f, "                    else {\n");
 }
 
 /* The rows of each plane of R points that row (j, k) needs and the ring does
@@ -2405,7 +2424,11 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
      * section 32: the planes are read and written in long runs; row order
      * is the other form roll_body prints, section 41. */
     R->plane = D == 3 && !*vg && in->planes;
-    if (D == 3 && R->plane) roll_extend(in, R);
+    /* rows 1 and n - 2 roll too (roll_extend): in plane order; in row order
+     * for gradients alone (the newest rows' functions count no values
+     * there), their rows at the faces from the mapped functions
+     * (print_roll_newest_strip); perf/NOTES.md section 48 */
+    if (D == 3 && (R->plane || !in->want_v)) roll_extend(in, R);
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
     roll_fields(in, R, *vg);
     const int vs = R->vslot >= 0;
@@ -2489,25 +2512,39 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
 }
 
 /* row order: the newest row's strip [st_i0, st_ie) of slots (VG: and its
- * values; R->vdiag entries are in plane order, so nothing is counted here) */
+ * values; R->vdiag entries are in plane order, so nothing is counted here).
+ * With R->ext (row order: gradients alone, roll_plan) a newest row at the
+ * faces comes whole from the mapped function, at the row's first strip */
 static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
-    roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, "                ", "st_so");
+    if (R->ext) {
+        print_mapped_cond(f, in, "                ", 0);
+        fprintf(f, " {\n                if (st_i0 == st_ia)\n");
+        print_mapped_call(f, in, 0, "                    ");
+        fprintf(f, "                } else\n");
+    }
+    roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, R->ext ? "                    " : "                ",
+                 "st_so");
     fprintf(f, "            }\n");
 }
 
-/* row order: the newest row's x ends (only the row's ends gather reads them) */
+/* row order: the newest row's x ends (only the row's ends gather reads
+ * them; a mapped row has them, print_roll_newest_strip) */
 static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
-    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, NULL, "                ");
+    if (R->ext) {
+        print_mapped_cond(f, in, "                ", 1);
+        fprintf(f, "\n");
+    }
+    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, NULL, R->ext ? "                    " : "                ");
     fprintf(f, "            }\n");
 }
 
