@@ -2424,13 +2424,14 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
      * section 32: the planes are read and written in long runs; row order
      * is the other form roll_body prints, section 41. */
     R->plane = D == 3 && !*vg && in->planes;
-    /* rows 1 and n - 2 roll too (roll_extend): in plane order; in row order
-     * for gradients alone (the newest rows' functions count no values
-     * there), their rows at the faces from the mapped functions
-     * (print_roll_newest_strip); perf/NOTES.md section 48 */
-    if (D == 3 && (R->plane || !in->want_v)) roll_extend(in, R);
     plan_roll(s, in->P->rv.f, ndt, in->P->dtaps, in->P->part, in->want_v && !*vg ? in->P->rv.f : NULL, R);
     roll_fields(in, R, *vg);
+    /* rows 1 and n - 2 roll too (roll_extend): in plane order; in row order
+     * where no newest row's function counts values (gradients, and value_grads
+     * whose values come from the ring's factors at the row itself: the
+     * Laplacian's), their rows at the faces from the mapped functions
+     * (print_roll_newest_strip); perf/NOTES.md section 48 */
+    if (D == 3 && (R->plane || (!*vg && !R->vdiag))) roll_extend(in, R);
     const int vs = R->vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and in 2D not when a value must then be computed apart (the gather
