@@ -1713,8 +1713,8 @@ static void print_plane_counts(const Roll *R, char *cnt, size_t n, char *cnte, s
  * outside the value's domain, comes from the mapped row function (zeros
  * outside the domain); the others from the plain ones.  print_mapped_cond:
  * st_dom and the "if (...)" of a mapped row (PLAIN: of a plain one);
- * print_mapped_call: the mapped
- * function's call for row (st_jq, st_kq), whole */
+ * print_mapped_call: the mapped function's call for row (st_jq, st_kq),
+ * whole */
 static void print_mapped_cond(FILE *f, const RollIn *in, const char *ind, int plain)
 {
     const long *omin = in->P->omin, *omax = in->P->omax;
@@ -2514,8 +2514,9 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
 
 /* row order: the newest row's strip [st_i0, st_ie) of slots (VG: and its
  * values; R->vdiag entries are in plane order, so nothing is counted here).
- * With R->ext (row order: gradients alone, roll_plan) a newest row at the
- * faces comes whole from the mapped function, at the row's first strip */
+ * With R->ext (row order: where no newest row's function counts values,
+ * roll_plan) a newest row at the faces comes whole from the mapped
+ * function, at the row's first strip */
 static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
 {
     char xa[64], xb[64];

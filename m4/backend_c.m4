@@ -317,9 +317,9 @@ m4_popdef([[stn_vacc]])            #pragma omp simd
 
 # stn_vstrips_nt(INTERIOR): stn_vstrips_tail for a value_grad's beta == 0
 # copy whose gradient streams (stn_nt_span): its whole 64-byte lines in
-# strips of STENC_VSTRIP points, lane u of st_fl adding point u of each line
+# strips of STENC_VSTRIP points, lane u of st_lv adding point u of each line
 # (as many terms a lane as stn_vstrips_plain's: the accuracy bound holds),
-# each line's gradient streamed (stn_nt_lines); the points before the first
+# each line's gradient streamed (stn_nt_lanes); the points before the first
 # line and after the last (fewer than a line each) stored plainly, each run
 # summed in float into st_acc (stn_vpart).  A line must be a strip's lanes
 # (STENC_VLB 64, the default); else, or with no line, stn_vstrips_plain
@@ -366,8 +366,8 @@ m4_popdef([[stn_vacc]])]])
 # stn_vrow_nt(INTERIOR): stn_vrow_plain for the beta == 0 copy whose
 # gradient streams: the points before the first whole line and after the
 # last as stn_vrow_plain, the lines streamed (stn_nt_lines), point u of
-# each line summed in lane u of st_ld (registers), the lanes into st_acc
-# at the row's end; no line: stn_vrow_plain
+# each line summed in lane u of st_lv (registers, stn_nt_lanes), the lanes
+# into st_acc at the row's end; no line: stn_vrow_plain
 m4_define([[stn_vrow_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
 stn_vrow_plain([[st_ia]], [[st_ia + st_na]], [[$1]])m4_dnl
 stn_nt_lanes([[st_ia + st_na]], [[st_ia + st_nb]], [[$1]])m4_dnl
