@@ -1719,12 +1719,8 @@ static void print_mapped_cond(FILE *f, const RollIn *in, const char *ind, int pl
 {
     const long *omin = in->P->omin, *omax = in->P->omax;
     fprintf(f, "%sconst int st_dom = st_jq >= st_dlo1 && st_jq < st_dhi1 && st_kq >= st_dlo2 && st_kq < st_dhi2;\n", ind);
-    if (plain)
-        fprintf(f, "%sif (st_dom && st_jq >= %ld && st_jq < st_n1 - %ld && st_kq >= %ld && st_kq < st_n2 - %ld)", ind,
-                -omin[1], omax[1], -omin[2], omax[2]);
-    else
-        fprintf(f, "%sif (!st_dom || st_jq < %ld || st_jq >= st_n1 - %ld || st_kq < %ld || st_kq >= st_n2 - %ld)", ind,
-                -omin[1], omax[1], -omin[2], omax[2]);
+    fprintf(f, "%sif (%s(st_dom && st_jq >= %ld && st_jq < st_n1 - %ld && st_kq >= %ld && st_kq < st_n2 - %ld))", ind,
+            plain ? "" : "!", -omin[1], omax[1], -omin[2], omax[2]);
 }
 static void print_mapped_call(FILE *f, const RollIn *in, int L, const char *ind)
 {
