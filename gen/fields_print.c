@@ -1,10 +1,10 @@
 /* stenc-gen: the printing of point fields (fields.c plans them): the
  * field rows that a row function with fields (backend_c.m4
- * stn_rowfn_fields) declares, fills and reads.  In 2D, strips of rows kept
- * along y on the function's stack; in 3D (P->planes), rows of each field's
- * planes along z in a per-thread buffer the job allocates, each row tagged
- * with the grid row and x range it holds, so a row is filled once for the
- * planes that read it.  Used by a reduction's value and gradient, an
+ * stn_rowfn_fields) declares, fills and reads, in a per-thread buffer the
+ * job allocates.  In 2D, rings of strips of rows (whole rows up to
+ * STENC_FIELD_BYTES) kept along y; in 3D (P->planes), rows of each
+ * field's planes along z, each row tagged with the grid row and x range it
+ * holds, so a row is filled once for the planes that read it.  Used by a reduction's value and gradient, an
  * update kernel's statement and an update adjoint's gather (perf/NOTES.md
  * sections 43-45). */
 #include "gen.h"
@@ -32,19 +32,35 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
     }
 }
 
-/* FDECL: the strip's points (st_fsp), a strip row's width with the fields'
- * x reach (st_fsw) and each field's ring of rows per z offset, st_fbF_Z */
+/* the ring rows of field Q's z offsets before Z, and of all fields (Q = F->n) */
+static long ring_rows_before(const Fields *F, int q, long z)
+{
+    long n = 0;
+    for (int p = 0; p < F->n; ++p)
+        for (long w = F->f[p].lo[2]; w <= F->f[p].hi[2]; ++w)
+            if (p < q || (p == q && w < z)) n += F->f[p].hi[1] - F->f[p].lo[1] + 1;
+    return n;
+}
+
+/* FDECL: the strip's points (st_fsp: a whole row's interior up to
+ * STENC_FIELD_BYTES), a ring row's width (st_fsw: a strip with the fields'
+ * x reach fits st_n0 elements, since its fill reads inside the row) and
+ * each field's ring of rows per z offset, st_fbF_Z, in the thread's buffer
+ * st_fpl (FSIZE rows of st_n0 + 16) */
 static void print_field_decl(FILE *f, const FieldPrint *P)
 {
     const Fields *F = P->F;
-    long h = 0;
-    for (int q = 0; q < F->n; ++q)
-        if (F->f[q].hi[0] - F->f[q].lo[0] > h) h = F->f[q].hi[0] - F->f[q].lo[0];
-    fprintf(f, "    enum { st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fsw = st_fsp + %ld };\n", h);
+    fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fsw = st_n0 + 16; (void)st_ty;\n");
     for (int q = 0; q < F->n; ++q)
         for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z)
-            fprintf(f, "    _Alignas(64) stn_real st_fb%d_%ld[%ld * st_fsw];\n", q, z - F->f[q].lo[2],
-                    F->f[q].hi[1] - F->f[q].lo[1] + 1);
+            fprintf(f, "    stn_real *const st_fb%d_%ld = st_fpl + (size_t)%ld * (size_t)st_fsw;\n", q, z - F->f[q].lo[2],
+                    ring_rows_before(F, q, z));
+}
+
+/* FSIZE of the strips: the ring rows a thread */
+static void print_field_size(FILE *f, const Fields *F)
+{
+    fprintf(f, "(size_t)%ld", ring_rows_before(F, F->n, 0));
 }
 
 /* the fill of field Q's rows at z offset Z for row j of the strip
@@ -255,6 +271,7 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
     } else if (P && P->F->n > 0) {
         print_field_decl(d.f, P);
         print_field_rows(r.f, P);
+        print_field_size(z.f, P->F);
     }
     if (P && P->F->n > 0) print_field_interior(b.f, P, roots, fmts, nr);
     t->decl = str_close(&d), t->rows = str_close(&r), t->body = str_close(&b), t->size = str_close(&z), t->pf = str_close(&pf);

@@ -181,9 +181,13 @@ static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restr
  * (Neumann).  Each square root once a row of a strip: strips of
  * HAND_GSTRIP points outermost, a block of rows inside (a plane in 3D),
  * the row above's s kept for the next row (two square roots a point in 3D,
- * one in 2D, instead of four and three).  The bench's 3D duel runs
- * hand_goods_value3 (one a point, planes kept) */
-#define HAND_GSTRIP 2048
+ * one in 2D, instead of four and three).  A row up to HAND_GSTRIP points
+ * is one strip, read in one stream (strips of 2048 ran 1.25x the time at
+ * 4096^2 on a Zen 4 core: perf/NOTES.md section 49).  The bench's 3D duel
+ * runs hand_goods_value3 (one a point, planes kept) */
+#ifndef HAND_GSTRIP
+#define HAND_GSTRIP 16384
+#endif
 static inline void hand_sqrt_row(float *restrict o, const float *restrict r, size_t n, float eps)
 {
 #pragma omp simd
