@@ -1916,20 +1916,16 @@ static const char *nt_array(const RedPlan *P)
 /* one gather loop of a strip, G[q] = the sum of the terms that reach q
  * (the coefficients, free of taps, are st_c<use>: print_roll_coefs), over
  * i in [LO, HI) (FORM GL_RANGE), over the strip's last whole vector
- * [st_ie - st_vl, st_ie) (GL_TAIL), over the whole 64-byte lines of G
+ * [st_ie - st_vl, st_ie) (GL_TAIL), or over the whole 64-byte lines of G
  * [st_i0 + st_na, st_i0 + st_nb) (GL_LINE: each line into st_l, then
- * streamed; print_roll_gather_nt), or the points [LO, HI) before the first
- * whole line (GL_HEAD) or after the last (GL_FOOT) as the strip's first or
- * last line's worth of points, one vector (m4 stn_nt_edge); STORE:
- * stn_gstore0 (beta == 0), stn_gstore or stn_gstore_line */
-enum { GL_RANGE, GL_TAIL, GL_LINE, GL_HEAD, GL_FOOT };
+ * streamed; print_roll_gather_nt); STORE: stn_gstore0 (beta == 0),
+ * stn_gstore or stn_gstore_line */
+enum { GL_RANGE, GL_TAIL, GL_LINE };
 static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, const char *lo, const char *hi, int form,
                               const char *store)
 {
     const int N = in->P->N;
     if (form == GL_LINE) fprintf(f, "stn_nt_lines(st_i0 + st_na, st_i0 + st_nb, [[");
-    if (form == GL_HEAD || form == GL_FOOT)
-        fprintf(f, "stn_nt_edge([[%s]], [[%s]], [[%s]], [[", lo, hi, form == GL_HEAD ? "st_i0" : "st_ie - st_ll");
     if (form != GL_RANGE)
         fprintf(f, "            #pragma omp simd\n            for (ptrdiff_t st_u = 0; st_u < %s; ++st_u) {\n"
                    "                const ptrdiff_t i = %s + st_u;\n", form == GL_TAIL ? "st_vl" : "st_ll",
@@ -1950,13 +1946,12 @@ static void print_gather_loop(FILE *f, const Roll *R, const RollIn *in, int vg, 
         print_gather_sum(f, R, in, arr);
         fprintf(f, " %s(%s, st_q) }\n", store, in->P->E.names[N + arr]);
     }
-    fprintf(f, "            }\n%s", form == GL_LINE || form == GL_HEAD || form == GL_FOOT ? "]])" : "");
+    fprintf(f, "            }\n%s", form == GL_LINE ? "]])" : "");
 }
 
 /* beta == 0 with streaming stores (stenc_nt_on: a gradient array past
  * STENC_NT_BYTES): the strip's points before its first whole line of G and
- * after its last plainly (each as one vector, stn_nt_edge), its whole
- * lines streamed (a value computed in
+ * after its last plainly, its whole lines streamed (a value computed in
  * the gather goes to its strip buffer, stn_vacc, as before); else
  * (st_nb == st_na) the plain loop of print_roll_gather */
 static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int vg)
@@ -1964,9 +1959,9 @@ static void print_roll_gather_nt(FILE *f, const Roll *R, const RollIn *in, int v
     fprintf(f, "stn_nt_span(st_i0, st_ie, [[%s + (", nt_array(in->P));
     point_offset(f, in->P->es, in->P->s->arr[in->P->first_read].name, "0");
     fprintf(f, ")]], %d)            if (st_na < st_nb) {\n", in->P->s->dims);
-    print_gather_loop(f, R, in, vg, "st_i0", "st_i0 + st_na", GL_HEAD, "stn_gstore_line");
+    print_gather_loop(f, R, in, vg, "st_i0", "st_i0 + st_na", GL_RANGE, "stn_gstore0");
     print_gather_loop(f, R, in, vg, NULL, NULL, GL_LINE, "stn_gstore_line");
-    print_gather_loop(f, R, in, vg, "st_i0 + st_nb", "st_ie", GL_FOOT, "stn_gstore_line");
+    print_gather_loop(f, R, in, vg, "st_i0 + st_nb", "st_ie", GL_RANGE, "stn_gstore0");
     fprintf(f, "            } else {\n");
 }
 

@@ -462,10 +462,12 @@ $5            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
 # stn_nt_lines) computes the line's worth of points from AT = st_il (inside
 # the row's span, which holds a whole line) into st_l, one vector, and
 # [FROM, TO) are copied out.  The points it computes twice store the same
-# values (a gradient-only loop, or a value's strip buffer).  GCC's epilogue
-# for up to 15 points (a 256-bit vector, a 128-bit one and scalars, each
-# with the whole arithmetic of a point) held Good's 3D gradient at 1.3x
-# its hand loop's time on 256-point rows (perf/NOTES.md section 49)
+# values (a gradient-only loop).  GCC's epilogue for up to 15 points (a
+# 256-bit vector, a 128-bit one and scalars, each with the whole
+# arithmetic of a point) held Good's 3D gradient at 1.3x its hand loop's
+# time on 256-point rows (perf/NOTES.md section 49).  The rolling
+# gathers, a few loads and adds a point, keep their epilogue (the copy
+# measured 1-2% slower there)
 m4_define([[stn_nt_edge]], [[            if ($1 < $2) {
             const ptrdiff_t st_il = $3;
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
