@@ -4,9 +4,9 @@
  * job allocates.  In 2D, rings of strips of rows (whole rows up to
  * STENC_FIELD_BYTES) kept along y; in 3D (P->planes), rows of each
  * field's planes along z, each row tagged with the grid row and x range it
- * holds, so a row is filled once for the planes that read it.  Used by a reduction's value and gradient, an
- * update kernel's statement and an update adjoint's gather (perf/NOTES.md
- * sections 43-45). */
+ * holds, so a row is filled once for the planes that read it.  Used by a
+ * reduction's value and gradient, an update kernel's statement and an
+ * update adjoint's gather (perf/NOTES.md sections 43-45 and 49). */
 #include "gen.h"
 
 #include <stdio.h>
