@@ -32,6 +32,10 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
     }
 }
 
+/* a row's elements in the thread's buffer of field rows, 2D and 3D: the
+ * width backend_c.m4 stn_job allocates its FSIZE rows with */
+#define FIELD_ROW_WIDTH "st_n0 + 16"
+
 /* the ring rows of field Q's z offsets before Z, and of all fields (Q = F->n) */
 static long ring_rows_before(const Fields *F, int q, long z)
 {
@@ -46,11 +50,11 @@ static long ring_rows_before(const Fields *F, int q, long z)
  * STENC_FIELD_BYTES), a ring row's width (st_fsw: a strip with the fields'
  * x reach fits st_n0 elements, since its fill reads inside the row) and
  * each field's ring of rows per z offset, st_fbF_Z, in the thread's buffer
- * st_fpl (FSIZE rows of st_n0 + 16) */
+ * st_fpl (FSIZE rows of FIELD_ROW_WIDTH) */
 static void print_field_decl(FILE *f, const FieldPrint *P)
 {
     const Fields *F = P->F;
-    fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fsw = st_n0 + 16; (void)st_ty;\n");
+    fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fsw = " FIELD_ROW_WIDTH "; (void)st_ty;\n");
     for (int q = 0; q < F->n; ++q)
         for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z)
             fprintf(f, "    stn_real *const st_fb%d_%ld = st_fpl + (size_t)%ld * (size_t)st_fsw;\n", q, z - F->f[q].lo[2],
@@ -215,7 +219,8 @@ static void print_plane_pf(FILE *f, const FieldPrint *P)
 /* FDECL and FROW of the planes */
 static void print_plane_decl(FILE *f, const FieldPrint *P)
 {
-    fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fpw = st_n0 + 16, st_fry = st_ty + %ld;\n",
+    fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fpw = " FIELD_ROW_WIDTH
+               ", st_fry = st_ty + %ld;\n",
             field_span(P->F));
 }
 static void print_plane_rows(FILE *f, const FieldPrint *P)

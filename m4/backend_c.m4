@@ -206,10 +206,10 @@ $2[[]]            }
 #   the row function's strips of field rows, the fill of row j's for the
 #   strip [st_fa, st_fe) with its row arrays' pointers, and the interior
 #   body that reads them ([[stn_rowfn_fields]])
-#   FSIZE (may be empty): the rows of st_n0 + 16 elements of each
-#   thread's buffer of field rows (gen/fields_print.c: 3D planes, 2D strip
-#   rings), allocated zeroed (the planes' rows' tags empty) with the ring;
-#   the row functions get their thread's (st_fpl) and st_ty (2D: 0)
+#   FSIZE (may be empty): the rows of st_n0 + 16 elements (gen/fields_print.c
+#   FIELD_ROW_WIDTH) of each thread's buffer of field rows (3D planes, 2D
+#   strip rings), allocated zeroed (the planes' rows' tags empty) with the
+#   ring; the row functions get their thread's (st_fpl) and st_ty (2D: 0)
 #   PLANES (3D; 0: unknown): the planes of input rows a tile row's (newest)
 #   rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the tile's
 #   rows) the model of a thread's cache use that bounds st_ty
