@@ -325,10 +325,10 @@ m4_popdef([[stn_vacc]])            #pragma omp simd
 # (as many terms a lane as stn_vstrips_plain's: the accuracy bound holds),
 # each line's gradient streamed (stn_nt_lanes); the points before the first
 # line and after the last (fewer than a line each) stored plainly, each run
-# summed in float into st_acc (stn_vpart).  A line must be a strip's lanes
+# summed in float into st_acc (stn_nt_vedge).  A line must be a strip's lanes
 # (STENC_VLB 64, the default); else, or with no line, stn_vstrips_plain
 m4_define([[stn_vstrips_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb && st_ll == stn_vlanes) {
-stn_vpart([[st_ia]], [[st_ia + st_na]], [[$1]])m4_dnl
+stn_nt_vedge([[st_ia]], [[st_ia + st_na]], [[st_ia]], [[$1]])m4_dnl
             for (ptrdiff_t st_i0 = st_ia + st_na; st_i0 < st_ia + st_nb; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ia + st_nb - st_i0 < STENC_VSTRIP ? st_ia + st_nb : st_i0 + STENC_VSTRIP;
 stn_nt_lanes([[st_i0]], [[st_ie]], [[$1]])m4_dnl
@@ -337,7 +337,7 @@ stn_nt_lanes([[st_i0]], [[st_ie]], [[$1]])m4_dnl
             #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
             }
-stn_vpart([[st_ia + st_nb]], [[st_ib]], [[$1]])m4_dnl
+stn_nt_vedge([[st_ia + st_nb]], [[st_ib]], [[st_ib - st_ll]], [[$1]])m4_dnl
             } else {
 stn_vstrips_plain([[$1]])            }
 ]])
@@ -352,16 +352,6 @@ stn_nt_lines([[$1]], [[$2]], [[            _Alignas(64) stn_real st_vl[64 / size
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $3 }
 ]], [[stn_pf_at([[st_il]])]], [[            st_lv = stenc_lanes_add_[[]]stn_sfx[[]](st_lv, st_vl);
 ]])m4_popdef([[stn_vacc]])]])
-# stn_vpart(FROM, TO, INTERIOR): the points [FROM, TO), their values summed
-# in float, the sum added into st_acc
-m4_define([[stn_vpart]], [[            {
-            float st_fs = 0;
-m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)
-            for (ptrdiff_t i = $1; i < $2; ++i) { $3 }
-m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
-            }
-]])
-
 # stn_vrow_plain(FROM, TO, INTERIOR): the points [FROM, TO) of a double
 # value_grad's row, their values summed into st_acc (an omp simd reduction)
 m4_define([[stn_vrow_plain]], [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_v;]])            #pragma omp simd reduction(+:st_acc)
@@ -369,16 +359,16 @@ m4_define([[stn_vrow_plain]], [[m4_pushdef([[stn_vacc]], [[st_acc += (double)st_
 m4_popdef([[stn_vacc]])]])
 # stn_vrow_nt(INTERIOR): stn_vrow_plain for the beta == 0 copy whose
 # gradient streams: the points before the first whole line and after the
-# last as stn_vrow_plain, the lines streamed (stn_nt_lines), point u of
+# last one vector each (stn_nt_vedge), the lines streamed (stn_nt_lines), point u of
 # each line summed in lane u of st_lv (registers, stn_nt_lanes), the lanes
 # into st_acc at the row's end; no line: stn_vrow_plain
 m4_define([[stn_vrow_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
-stn_vrow_plain([[st_ia]], [[st_ia + st_na]], [[$1]])m4_dnl
+stn_nt_vedge([[st_ia]], [[st_ia + st_na]], [[st_ia]], [[$1]])m4_dnl
 stn_nt_lanes([[st_ia + st_na]], [[st_ia + st_nb]], [[$1]])m4_dnl
             stn_real st_ld[64 / sizeof(stn_real)];
             stenc_lanes_get_[[]]stn_sfx[[]](st_ld, st_lv);
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_acc += (double)st_ld[st_u];
-stn_vrow_plain([[st_ia + st_nb]], [[st_ib]], [[$1]])            } else {
+stn_nt_vedge([[st_ia + st_nb]], [[st_ib]], [[st_ib - st_ll]], [[$1]])            } else {
 stn_vrow_plain([[st_ia]], [[st_ib]], [[$1]])            }
 ]])
 
@@ -456,13 +446,15 @@ $4m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$3[[]]m4_popdef([[stn_
 $5            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
             }
 ]])
-# stn_nt_edge(FROM, TO, AT, LOOP): the points [FROM, TO) of a streamed
-# row before its first whole line or after its last (fewer than a line),
-# stored plainly: LOOP (the points [st_il, st_il + st_ll), as for
-# stn_nt_lines) computes the line's worth of points from AT = st_il (inside
-# the row's span, which holds a whole line) into st_l, one vector, and
-# [FROM, TO) are copied out.  The points it computes twice store the same
-# values (a gradient-only loop).  GCC's epilogue for up to 15 points (a
+# stn_nt_edge(FROM, TO, AT, LOOP[, PRE, POST]): the points [FROM,
+# TO) of a streamed row before its first whole line or after its last
+# (fewer than a line), stored plainly: after PRE, LOOP (the points [st_il,
+# st_il + st_ll), as for stn_nt_lines) computes the line's worth of points
+# from AT = st_il (inside the row's span, which holds a whole line) into
+# st_l, one vector, and [FROM, TO) are copied out; then POST.  The
+# points it computes twice store the same values (as a masked vector
+# store, the copy took the Tikhonov gradient's gradient to 2.7x its time
+# at 256^3, perf/NOTES.md section 50).  GCC's epilogue for up to 15 points (a
 # 256-bit vector, a 128-bit one and scalars, each with the whole
 # arithmetic of a point) held Good's 3D gradient at 1.3x its hand loop's
 # time on 256-point rows (perf/NOTES.md section 49).  The rolling
@@ -471,10 +463,27 @@ $5            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
 m4_define([[stn_nt_edge]], [[            if ($1 < $2) {
             const ptrdiff_t st_il = $3;
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
-m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$4[[]]m4_popdef([[stn_gstore]])m4_dnl
+$5m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$4[[]]m4_popdef([[stn_gstore]])m4_dnl
             for (ptrdiff_t i = $1; i < $2; ++i) st_gr[i] = st_l[i - st_il];
-            }
+$6            }
 ]])
+# stn_nt_vedge(FROM, TO, AT, INTERIOR): stn_nt_edge for a value_grad's
+# row: the line's worth of points from AT one vector, INTERIOR's gradients
+# into st_l and its values (stn_vacc) into st_vl; the points [FROM, TO)
+# copy their gradients out and sum their values (in stn_real, as the
+# lines' lanes do, then into st_acc); the line's other points' values are
+# dropped (they are summed where their own lines run).  GCC's epilogue of
+# the summing loop it replaces took most of the Tikhonov gradient's
+# value_grad time beyond its gradient's at 256^3 (perf/NOTES.md section 50)
+m4_define([[stn_nt_vedge]], [[m4_pushdef([[stn_vacc]], [[st_vl[st_u] = i >= $1 && i < $2 ? st_v : 0;]])m4_dnl
+stn_nt_edge([[$1]], [[$2]], [[$3]], [[            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $4 }
+]], [[            _Alignas(64) stn_real st_vl[64 / sizeof(stn_real)];
+]], [[            stn_real st_fs = 0;
+            #pragma omp simd reduction(+:st_fs)
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_fs += st_vl[st_u];
+            st_acc += (double)st_fs;
+]])m4_popdef([[stn_vacc]])]])
 # stn_gtail_nt(INTERIOR): stn_gtail where row j's gradient streams: the
 # points before its first whole line and after its last plainly
 # (stn_nt_edge), the lines streamed; else (no line) stn_gtail_plain

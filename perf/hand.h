@@ -92,11 +92,30 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
     if (s > a) __builtin_prefetch((const void *)(u + sizeof(float) * a), 1);
     if (e < b) __builtin_prefetch((const void *)(u + sizeof(float) * (b - 1)), 1);
 }
+/* g[i] = EXPR for i in [FROM, TO), fewer than 16 points inside a span
+ * [AT, AT + 16) of points that EXPR may be evaluated at: the 16 computed as
+ * one vector, [FROM, TO) copied out (a loop over the few points alone runs
+ * as GCC's epilogue, a 256-bit, a 128-bit vector and scalars, each with
+ * the whole arithmetic: on 256-point rows the two partial lines of a
+ * streamed row took the Tikhonov gradient's value_grad to 1.4x its
+ * gradient's time, perf/NOTES.md section 50) */
+#define HAND_EDGE(g, FROM, TO, AT, i, EXPR)                                             \
+    do {                                                                                \
+        const size_t he_a = (FROM), he_b = (TO), he_at = (AT);                          \
+        if (he_a >= he_b) break;                                                        \
+        _Alignas(64) float he_v[16];                                                    \
+        _Pragma("omp simd") for (size_t he_u = 0; he_u < 16; ++he_u) {                  \
+            const size_t i = he_at + he_u;                                              \
+            he_v[he_u] = (EXPR);                                                        \
+        }                                                                               \
+        for (size_t he_i = he_a; he_i < he_b; ++he_i) (g)[he_i] = he_v[he_i - he_at];   \
+    } while (0)
 /* g[i] = EXPR (an expression of i) for i in [A, B); with NT the whole lines
  * computed 16 points at a time and streamed (and the partial lines of the
  * row PITCH elements on, two rows ahead, asked for: hand_partial_pf); with
  * PF (a row, or NULL) the whole lines (streamed or not) each after
- * hand_pf(PF, line) */
+ * hand_pf(PF, line); the points before the first line and after the last
+ * (with lines) by HAND_EDGE */
 #define HAND_ROW_PF(NT, g, A, B, i, PF, PITCH, EXPR)                                    \
     do {                                                                                \
         const size_t hr_a = (A), hr_b = (B);                                            \
@@ -107,7 +126,11 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
             hand_partial_pf(g, hr_a, hr_b, hr_s, hr_e, 2 * (PITCH));                   \
         }                                                                               \
         else if (hr_pf) hr_s = hr_a, hr_e = hr_a + (hr_b - hr_a) / 16 * 16;             \
-        _Pragma("omp simd") for (size_t i = hr_a; i < hr_s; ++i)(g)[i] = (EXPR);        \
+        if (hr_s >= hr_e) {                                                             \
+            _Pragma("omp simd") for (size_t i = hr_a; i < hr_b; ++i)(g)[i] = (EXPR);    \
+            break;                                                                      \
+        }                                                                               \
+        HAND_EDGE(g, hr_a, hr_s, hr_a, i, EXPR);                                        \
         for (size_t hr_l = hr_s; hr_l < hr_e; hr_l += 16) {                             \
             hand_pf(hr_pf, hr_l);                                                       \
             if (!(NT)) {                                                                \
@@ -121,7 +144,7 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
             }                                                                           \
             hand_line((g) + hr_l, hr_v);                                                \
         }                                                                               \
-        _Pragma("omp simd") for (size_t i = hr_e; i < hr_b; ++i)(g)[i] = (EXPR);        \
+        HAND_EDGE(g, hr_e, hr_b, hr_b - 16, i, EXPR);                                   \
     } while (0)
 #define HAND_ROW(NT, g, A, B, i, PITCH, EXPR) HAND_ROW_PF(NT, g, A, B, i, NULL, PITCH, EXPR)
 
@@ -487,15 +510,32 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
             /* lines of 16 points (streamed where large), each after the
              * prefetch of row (j + 1, k + 1)'s; the points before and after
-             * plainly */
+             * one vector each (HAND_TIKG_VEDGE) */
             size_t ls = 1, le = 1 + (nx - 2) / 16 * 16;
             if (nt) {
                 hand_span(gr, 1, nx - 1, &ls, &le);
                 hand_partial_pf(gr, 1, nx - 1, ls, le, 2 * nx);
             }
             float lane[16] = {0}; /* point u of each line: lane u (registers) */
+            /* the points [A, B) before the first line or after the last:
+             * the 16 points from AT as one vector (HAND_EDGE), their
+             * gradients copied out and their values summed */
+#define HAND_TIKG_VEDGE(A, B, AT)                                                \
+    do {                                                                         \
+        _Alignas(64) float ev[16], eg[16];                                       \
+        const size_t at = (AT);                                                  \
+        if ((A) >= (B)) break;                                                   \
+        _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) {                    \
+            ev[u] = 0;                                                           \
+            HAND_TIKG_VG(at + u, ev[u], eg[u]);                                  \
+        }                                                                        \
+        for (size_t i = (A); i < (B); ++i) gr[i] = eg[i - at], acc += ev[i - at]; \
+    } while (0)
+            if (ls < le) HAND_TIKG_VEDGE(1, ls, 1);
+            else { /* no whole line */
 #pragma omp simd reduction(+:acc)
-            for (size_t i = 1; i < ls; ++i) HAND_TIKG_VG(i, acc, gr[i]);
+                for (size_t i = 1; i < nx - 1; ++i) HAND_TIKG_VG(i, acc, gr[i]);
+            }
             for (size_t l = ls; l < le; l += 16) {
                 hand_pf(pf, l);
                 if (!nt) {
@@ -508,9 +548,9 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
                 for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, lane[u], hv[u]);
                 hand_line(gr + l, hv);
             }
-#pragma omp simd reduction(+:acc)
-            for (size_t i = le; i < nx - 1; ++i) HAND_TIKG_VG(i, acc, gr[i]);
+            if (ls < le) HAND_TIKG_VEDGE(le, nx - 1, nx - 17);
             for (size_t u = 0; u < 16; ++u) acc += lane[u];
+#undef HAND_TIKG_VEDGE
 #undef HAND_TIKG_VG
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
             v += acc;
