@@ -153,12 +153,15 @@ static long planes_before(const Fields *F, int q)
     return n;
 }
 
-/* field Q's row for grid row (J, K) in the thread's buffer st_fpl */
-static void print_plane_row(FILE *f, const Fields *F, int q, const char *jv, const char *kv)
+/* field Q's row for grid row (j + DY, K) in the thread's buffer st_fpl
+ * (DY a C expression, its value within the fields' y span): its ring slot
+ * (j + DY) mod st_fry from row j's, st_fjs (print_plane_rows), without a
+ * division (one a slot cost Good's 3D gradient ... perf/NOTES.md section 50) */
+static void print_plane_row(FILE *f, const Fields *F, int q, const char *dy, const char *kv)
 {
     fprintf(f, "st_fpl + ((size_t)%ld * (size_t)st_fry + (size_t)stenc_imod(%s, %ld) * (size_t)st_fry + "
-               "(size_t)stenc_imod(%s, st_fry)) * (size_t)st_fpw",
-            planes_before(F, q), kv, F->f[q].hi[2] - F->f[q].lo[2] + 1, jv);
+               "(size_t)stenc_iwrap(st_fjs + %s, st_fry)) * (size_t)st_fpw",
+            planes_before(F, q), kv, F->f[q].hi[2] - F->f[q].lo[2] + 1, dy);
 }
 
 /* FSIZE: the buffer's rows a thread */
@@ -170,7 +173,7 @@ static void print_plane_size(FILE *f, const Fields *F)
 /* member M's row (j + y, k + z) of the buffer, for fields_print_tagged_fill */
 static void plane_row_of(FILE *f, const void *ctx, int m)
 {
-    print_plane_row(f, ctx, m, "st_fj", "st_fk");
+    print_plane_row(f, ctx, m, "st_fy", "st_fk");
 }
 
 /* leader Q's fill of its fields' rows (j + y, k + z) over the box's
@@ -222,15 +225,17 @@ static void print_plane_decl(FILE *f, const FieldPrint *P)
     fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fpw = " FIELD_ROW_WIDTH
                ", st_fry = st_ty + %ld;\n",
             field_span(P->F));
+    fprintf(f, "    const ptrdiff_t st_fs0 = stenc_imod(st_j0, st_fry);\n");
 }
 static void print_plane_rows(FILE *f, const FieldPrint *P)
 {
     const Fields *F = P->F;
+    fprintf(f, "    const ptrdiff_t st_fjs = st_fs0 + st_jr; /* row j's ring slot, plus st_fry or not */\n");
     for (int q = 0; q < F->n; ++q)
         if (fields_leader(F, q) == q) print_plane_fill(f, P, q);
     for (int r = 0; r < F->nrow; ++r) {
         char jv[32], kv[32];
-        snprintf(jv, sizeof jv, "j + %ld", F->rowy[r]);
+        snprintf(jv, sizeof jv, "(%ld)", F->rowy[r]);
         snprintf(kv, sizeof kv, "k + %ld", F->rowz[r]);
         fprintf(f, "    const stn_real *const st_row_st_fr%d = ", r);
         print_plane_row(f, F, F->rowf[r], jv, kv);

@@ -208,8 +208,10 @@ $2[[]]            }
 #   body that reads them ([[stn_rowfn_fields]])
 #   FSIZE (may be empty): the rows of st_n0 + 16 elements (gen/fields_print.c
 #   FIELD_ROW_WIDTH) of each thread's buffer of field rows (3D planes, 2D
-#   strip rings), allocated zeroed (the planes' rows' tags empty) with the
-#   ring; the row functions get their thread's (st_fpl) and st_ty (2D: 0)
+#   strip rings), allocated with the ring: the planes' rows with empty tags
+#   (stenc_ftag_clear; zeroed by calloc, the buffer took 1% of Good's 3D
+#   gradient's samples at 256^3), the strips' zeroed; the row functions
+#   get their thread's (st_fpl) and st_ty (2D: 0)
 #   PLANES (3D; 0: unknown): the planes of input rows a tile row's (newest)
 #   rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the tile's
 #   rows) the model of a thread's cache use that bounds st_ty
@@ -271,9 +273,12 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
     if ((size_t)(st_n0 + 16) > SIZE_MAX / sizeof(stn_real) / (stn_j_fsize) / (size_t)st_fthr) return STENC_ERR_OVERFLOW;
     const size_t st_fper = (stn_j_fsize) * (size_t)(st_n0 + 16);
-    stn_real *const st_fpb = (stn_real *)calloc(st_fper * (size_t)st_fthr, sizeof(stn_real));
+m4_ifelse(stn_j_dims, 3, [[    stn_real *const st_fpb = (stn_real *)malloc(st_fper * (size_t)st_fthr * sizeof(stn_real));
     if (!st_fpb) return STENC_ERR_ALLOC;
-]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    free(st_ring);
+    for (size_t st_w = (size_t)st_n0; st_w < st_fper * (size_t)st_fthr; st_w += (size_t)(st_n0 + 16)) stenc_ftag_clear(st_fpb + st_w);
+]], [[    stn_real *const st_fpb = (stn_real *)calloc(st_fper * (size_t)st_fthr, sizeof(stn_real));
+    if (!st_fpb) return STENC_ERR_ALLOC;
+]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    free(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    free(st_fpb);
 ]])m4_ifelse(stn_j_acc, 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
@@ -464,7 +469,7 @@ m4_define([[stn_nt_edge]], [[            if ($1 < $2) {
             const ptrdiff_t st_il = $3;
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
 $5m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$4[[]]m4_popdef([[stn_gstore]])m4_dnl
-            for (ptrdiff_t i = $1; i < $2; ++i) st_gr[i] = st_l[i - st_il];
+            stenc_few_[[]]stn_sfx[[]](st_gr + ($1), st_l + (($1) - st_il), ($2) - ($1));
 $6            }
 ]])
 # stn_nt_vedge(FROM, TO, AT, INTERIOR): stn_nt_edge for a value_grad's

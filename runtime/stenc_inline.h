@@ -210,6 +210,24 @@ static inline void stenc_nt_line_f64(double *d, const double *l)
     memcpy(d, l, 64);
 #endif
 }
+/* N elements (N < a line: 16 floats, 8 doubles) from S to D in at most
+ * four copies of fixed sizes: a streamed row's partial line (m4
+ * stn_nt_edge).  As a loop, GCC compiled the copy to a call of memcpy or
+ * a rep movs, 3-4% of Good's 3D gradient's samples at 256^3 (perf/NOTES.md
+ * section 50); a masked vector store took 3x the kernel's time on Zen 4 */
+static inline void stenc_few_f32(float *d, const float *s, ptrdiff_t n)
+{
+    if (n & 8) { memcpy(d, s, 8 * sizeof *d); d += 8; s += 8; }
+    if (n & 4) { memcpy(d, s, 4 * sizeof *d); d += 4; s += 4; }
+    if (n & 2) { memcpy(d, s, 2 * sizeof *d); d += 2; s += 2; }
+    if (n & 1) *d = *s;
+}
+static inline void stenc_few_f64(double *d, const double *s, ptrdiff_t n)
+{
+    if (n & 4) { memcpy(d, s, 4 * sizeof *d); d += 4; s += 4; }
+    if (n & 2) { memcpy(d, s, 2 * sizeof *d); d += 2; s += 2; }
+    if (n & 1) *d = *s;
+}
 /* A value's partial sums over a streamed row's lines (m4 stn_vstrips_nt,
  * stn_vrow_nt): lane u adds point u of each 64-byte line L (64-byte
  * aligned), the lanes a value kept in registers.  An array of lanes added
@@ -279,6 +297,15 @@ STENC_HD ptrdiff_t stenc_imod(ptrdiff_t v, ptrdiff_t m)
 {
     ptrdiff_t r = v % m;
     return r < 0 ? r + m : r;
+}
+
+/* v mod m for v in [-m, 3m) (m > 0), without a division: a ring's slot
+ * of a row a few rows from one whose slot is known (gen/fields_print.c) */
+STENC_HD ptrdiff_t stenc_iwrap(ptrdiff_t v, ptrdiff_t m)
+{
+    v += v < 0 ? m : 0;
+    v -= v >= m ? m : 0;
+    return v >= m ? v - m : v;
 }
 
 STENC_HD ptrdiff_t stenc_imax(ptrdiff_t a, ptrdiff_t b) { return a > b ? a : b; }
