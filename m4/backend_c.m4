@@ -208,9 +208,10 @@ $2[[]]            }
 #   body that reads them ([[stn_rowfn_fields]])
 #   FSIZE (may be empty): the rows of st_n0 + 16 elements (gen/fields_print.c
 #   FIELD_ROW_WIDTH) of each thread's buffer of field rows (3D planes, 2D
-#   strip rings), allocated with the ring: the planes' rows with empty tags
-#   (stenc_ftag_clear; zeroed by calloc, the buffer took 1% of Good's 3D
-#   gradient's samples at 256^3), the strips' zeroed; the row functions
+#   strip rings), allocated with the ring (stenc_alloc_lines: 64-byte
+#   aligned): the planes' rows with empty tags (stenc_ftag_clear; zeroed by
+#   calloc, the buffer took 1% of Good's 3D gradient's samples at 256^3),
+#   the strips' zeroed; the row functions
 #   get their thread's (st_fpl) and st_ty (2D: 0)
 #   PLANES (3D; 0: unknown): the planes of input rows a tile row's (newest)
 #   rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the tile's
@@ -266,18 +267,16 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     const size_t st_rper = (size_t)(stn_j_roll_size) * (size_t)st_rw;
     const int st_nthr = stenc_omp_threads();
     if ((size_t)st_rw > SIZE_MAX / sizeof(stn_real) / (size_t)(stn_j_roll_size) / (size_t)st_nthr) return STENC_ERR_OVERFLOW;
-    stn_real *const st_ring = (stn_real *)malloc(sizeof(stn_real) * st_rper * (size_t)st_nthr);
+    stn_real *const st_ring = (stn_real *)stenc_alloc_lines(sizeof(stn_real) * st_rper * (size_t)st_nthr, 0);
     ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)(stn_j_roll_state) + 8, sizeof(ptrdiff_t));
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
     if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
     if ((size_t)(st_n0 + 16) > SIZE_MAX / sizeof(stn_real) / (stn_j_fsize) / (size_t)st_fthr) return STENC_ERR_OVERFLOW;
     const size_t st_fper = (stn_j_fsize) * (size_t)(st_n0 + 16);
-m4_ifelse(stn_j_dims, 3, [[    stn_real *const st_fpb = (stn_real *)malloc(st_fper * (size_t)st_fthr * sizeof(stn_real));
+    stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));
     if (!st_fpb) return STENC_ERR_ALLOC;
-    for (size_t st_w = (size_t)st_n0; st_w < st_fper * (size_t)st_fthr; st_w += (size_t)(st_n0 + 16)) stenc_ftag_clear(st_fpb + st_w);
-]], [[    stn_real *const st_fpb = (stn_real *)calloc(st_fper * (size_t)st_fthr, sizeof(stn_real));
-    if (!st_fpb) return STENC_ERR_ALLOC;
+m4_ifelse(stn_j_dims, 3, [[    for (size_t st_w = (size_t)st_n0; st_w < st_fper * (size_t)st_fthr; st_w += (size_t)(st_n0 + 16)) stenc_ftag_clear(st_fpb + st_w);
 ]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    free(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    free(st_fpb);

@@ -283,6 +283,22 @@ static inline void stenc_nt_fence(void)
 #endif
 }
 #ifndef __cplusplus
+#include <stdlib.h>
+/* BYTES of memory for free() (NULL when none), its start 64-byte aligned
+ * and, with ZERO, zeroed: the threads' rings of partial rows and buffers
+ * of field rows.  Their rows are st_n0 + 16 elements apart, so with st_n0
+ * a multiple of a line's elements every row starts a line.  From malloc
+ * (16-byte aligned) the start moved with the process's heap, and Good's 2D
+ * value took 1.04x its hand loop's time with a start on a line and
+ * 1.13-1.21x off it (perf/NOTES.md section 50) */
+static inline void *stenc_alloc_lines(size_t bytes, int zero)
+{
+    if (bytes > SIZE_MAX - 64) return NULL;
+    const size_t n = bytes / 64 * 64 + 64; /* a multiple of the alignment, as C11 asks */
+    void *p = aligned_alloc(64, n);
+    if (p && zero) memset(p, 0, n);
+    return p;
+}
 /* the type of c ? a : b (generated operands are float or double) */
 #define stenc_select(c, a, b) _Generic((a) + (b), float: stenc_select_f32, default: stenc_select_f64)(c, a, b)
 #endif
