@@ -270,16 +270,16 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     stn_real *const st_ring = (stn_real *)stenc_alloc_lines(sizeof(stn_real) * st_rper * (size_t)st_nthr, 0);
     ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)(stn_j_roll_state) + 8, sizeof(ptrdiff_t));
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
-    if (!st_ring || !st_rstate) { free(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
+    if (!st_ring || !st_rstate) { stenc_free_lines(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
     if ((size_t)(st_n0 + 16) > SIZE_MAX / sizeof(stn_real) / (stn_j_fsize) / (size_t)st_fthr) return STENC_ERR_OVERFLOW;
     const size_t st_fper = (stn_j_fsize) * (size_t)(st_n0 + 16);
     stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));
     if (!st_fpb) return STENC_ERR_ALLOC;
 m4_ifelse(stn_j_dims, 3, [[    for (size_t st_w = (size_t)st_n0; st_w < st_fper * (size_t)st_fthr; st_w += (size_t)(st_n0 + 16)) stenc_ftag_clear(st_fpb + st_w);
-]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    free(st_ring);
+]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    stenc_free_lines(st_ring);
     free(st_rstate_mem);
-]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    free(st_fpb);
+]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    stenc_free_lines(st_fpb);
 ]])m4_ifelse(stn_j_acc, 1, [[    for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) st_value += st_part[st_c];
 ]])    }
 ]])

@@ -66,13 +66,6 @@ static inline void hand_line(float *d, const float *l)
     memcpy(d, l, 64);
 #endif
 }
-/* N floats for a thread's rows, 64-byte aligned (from malloc the start
- * moved with the process's heap, and a loop's time with it: stenc's own
- * buffers measured 1.04x or 1.21x so, perf/NOTES.md section 50); free() */
-static inline float *hand_alloc(size_t n)
-{
-    return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-}
 /* each thread after its streamed rows, before the loop's barrier */
 static inline void hand_fence(void)
 {
@@ -298,7 +291,7 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
     const int nt = hand_nt(nx * ny);
 #pragma omp parallel
     {
-        float *vbuf = hand_alloc(2 * nx), *v = vbuf, *vp = vbuf + nx;
+        float *vbuf = malloc(sizeof(float) * 2 * nx), *v = vbuf, *vp = vbuf + nx;
         float u[HAND_STRIP + 1];
         size_t jlast = (size_t)-1; /* a thread's rows are contiguous: v carries to the next row */
 #pragma omp for schedule(static)
@@ -373,7 +366,7 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
 #pragma omp parallel
     {
         /* per thread: u, v of two rows, w of this plane and of the plane below */
-        float *buf = hand_alloc(3 * (nx + 1) + 2 * P + nx);
+        float *buf = malloc(sizeof(float) * (3 * (nx + 1) + 2 * P + nx));
         float *u = buf + 1, *v = buf + nx + 1, *vp = buf + 2 * (nx + 1), *wpl = buf + 3 * (nx + 1), *wlo = wpl + P;
         float *scratch = wlo + P;
         buf[0] = 0;
@@ -593,7 +586,7 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
     const int nt = hand_nt(nx * ny);
 #pragma omp parallel
     {
-        float *rg = hand_alloc(3 * nx);
+        float *rg = malloc(sizeof(float) * 3 * nx);
         size_t jnext = 0; /* a thread's rows are contiguous: the ring carries to the next row */
 #define HAND_LAP_T(j) (rg + (j) % 3 * nx)
 #pragma omp for schedule(static)
@@ -628,7 +621,7 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
-        float *rg = hand_alloc(3 * rows * nx);
+        float *rg = malloc(sizeof(float) * 3 * rows * nx);
 #pragma omp for schedule(static)
         for (size_t tl = 0; tl < ntile; ++tl) {
             const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile;
@@ -688,7 +681,7 @@ static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restri
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
-        float *rg = hand_alloc(np * rows * rs);
+        float *rg = malloc(sizeof(float) * np * rows * rs);
 #pragma omp for schedule(static)
         for (size_t tl = 0; tl < ntile; ++tl) {
             const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile;
@@ -738,7 +731,7 @@ static double hand_goods_value3(size_t nx, size_t ny, size_t nz, const float *re
 #pragma omp parallel reduction(+ : s)
     {
         const size_t rows = (ny + ntile - 1) / ntile + 1;
-        float *rg = hand_alloc(2 * rows * rs);
+        float *rg = malloc(sizeof(float) * 2 * rows * rs);
 #pragma omp for schedule(static)
         for (size_t tl = 0; tl < ntile; ++tl) {
             const size_t j0 = ny * tl / ntile, j1 = ny * (tl + 1) / ntile, jh = j1 < ny ? j1 : ny - 1;
@@ -899,7 +892,7 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
 #pragma omp parallel
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
-        float *rg = hand_alloc((18 * rows + 1) * rs), *zero = rg + 18 * rows * rs + 1;
+        float *rg = malloc(sizeof(float) * (18 * rows + 1) * rs), *zero = rg + 18 * rows * rs + 1;
         memset(zero - 1, 0, sizeof(float) * rs);
 #pragma omp for schedule(static)
         for (size_t t = 0; t < ntile; ++t) {

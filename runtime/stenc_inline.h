@@ -284,20 +284,34 @@ static inline void stenc_nt_fence(void)
 }
 #ifndef __cplusplus
 #include <stdlib.h>
-/* BYTES of memory for free() (NULL when none), its start 64-byte aligned
- * and, with ZERO, zeroed: the threads' rings of partial rows and buffers
- * of field rows.  Their rows are st_n0 + 16 elements apart, so with st_n0
- * a multiple of a line's elements every row starts a line.  From malloc
- * (16-byte aligned) the start moved with the process's heap, and Good's 2D
- * value took 1.04x its hand loop's time with a start on a line and
- * 1.13-1.21x off it (perf/NOTES.md section 50) */
+/* BYTES of memory (NULL when none), zeroed with ZERO, for the threads'
+ * rings of partial rows and buffers of field rows; stenc_free_lines frees
+ * it.  Its start is on a 64-byte line, 2 KiB into a 4 KiB page: its rows
+ * (st_n0 + 16 elements apart) then start lines where st_n0 is a multiple
+ * of a line's elements, and a row's stores do not share their addresses'
+ * low 12 bits with the loads of the input rows (a page-aligned array's or
+ * malloc's) that the same loop reads, which the core takes for a
+ * dependence.  From malloc the start moved with the process's heap, and
+ * Good's 2D value took 1.04x or 1.13-1.21x its hand loop's time; hand
+ * loops whose buffers were given the page offset of their input (aligned
+ * as the arrays were) took up to 1.4x theirs (perf/NOTES.md section 50) */
 static inline void *stenc_alloc_lines(size_t bytes, int zero)
 {
-    if (bytes > SIZE_MAX - 64) return NULL;
-    const size_t n = bytes / 64 * 64 + 64; /* a multiple of the alignment, as C11 asks */
-    void *p = aligned_alloc(64, n);
-    if (p && zero) memset(p, 0, n);
+    if (bytes > SIZE_MAX - 8192) return NULL;
+    char *const raw = (char *)malloc(bytes + 8192);
+    if (!raw) return NULL;
+    const uintptr_t u = (uintptr_t)raw + sizeof(void *);
+    char *const p = raw + ((u + 2047) / 4096 * 4096 + 2048 - u) + sizeof(void *);
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
+    if (zero) memset(p, 0, bytes);
     return p;
+}
+static inline void stenc_free_lines(void *p)
+{
+    if (!p) return;
+    void *raw;
+    memcpy(&raw, (char *)p - sizeof(void *), sizeof raw);
+    free(raw);
 }
 /* the type of c ? a : b (generated operands are float or double) */
 #define stenc_select(c, a, b) _Generic((a) + (b), float: stenc_select_f32, default: stenc_select_f64)(c, a, b)
