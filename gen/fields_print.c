@@ -156,7 +156,8 @@ static long planes_before(const Fields *F, int q)
 /* field Q's row for grid row (j + DY, K) in the thread's buffer st_fpl
  * (DY a C expression, its value within the fields' y span): its ring slot
  * (j + DY) mod st_fry from row j's, st_fjs (print_plane_rows), without a
- * division (one a slot cost Good's 3D gradient ... perf/NOTES.md section 50) */
+ * division (stenc_iwrap; a division a slot was up to twelve a row,
+ * perf/NOTES.md section 50) */
 static void print_plane_row(FILE *f, const Fields *F, int q, const char *dy, const char *kv)
 {
     fprintf(f, "st_fpl + ((size_t)%ld * (size_t)st_fry + (size_t)stenc_imod(%s, %ld) * (size_t)st_fry + "

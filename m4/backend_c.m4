@@ -208,11 +208,11 @@ $2[[]]            }
 #   body that reads them ([[stn_rowfn_fields]])
 #   FSIZE (may be empty): the rows of st_n0 + 16 elements (gen/fields_print.c
 #   FIELD_ROW_WIDTH) of each thread's buffer of field rows (3D planes, 2D
-#   strip rings), allocated with the ring (stenc_alloc_lines: 64-byte
-#   aligned): the planes' rows with empty tags (stenc_ftag_clear; zeroed by
-#   calloc, the buffer took 1% of Good's 3D gradient's samples at 256^3),
-#   the strips' zeroed; the row functions
-#   get their thread's (st_fpl) and st_ty (2D: 0)
+#   strip rings), allocated with the ring (stenc_alloc_lines: on a line
+#   2 KiB into a page): the planes' rows with empty tags (stenc_ftag_clear;
+#   zeroed whole, the buffer took 1% of Good's 3D gradient's samples at
+#   256^3), the strips' zeroed; the row functions get their thread's
+#   (st_fpl) and st_ty (2D: 0)
 #   PLANES (3D; 0: unknown): the planes of input rows a tile row's (newest)
 #   rows read; with ROLL_SIZE and FSIZE (expressions of st_ty, the tile's
 #   rows) the model of a thread's cache use that bounds st_ty
