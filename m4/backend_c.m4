@@ -272,11 +272,12 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
     if (!st_ring || !st_rstate) { stenc_free_lines(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
-    if ((size_t)(st_n0 + 16) > SIZE_MAX / sizeof(stn_real) / (stn_j_fsize) / (size_t)st_fthr) return STENC_ERR_OVERFLOW;
-    const size_t st_fper = (stn_j_fsize) * (size_t)(st_n0 + 16);
+    const size_t st_fwid = (size_t)(st_n0 + 16); /* gen/fields_print.c FIELD_ROW_WIDTH */
+    if (st_fwid > SIZE_MAX / sizeof(stn_real) / (stn_j_fsize) / (size_t)st_fthr) return STENC_ERR_OVERFLOW;
+    const size_t st_fper = (stn_j_fsize) * st_fwid;
     stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));
     if (!st_fpb) return STENC_ERR_ALLOC;
-m4_ifelse(stn_j_dims, 3, [[    for (size_t st_w = (size_t)st_n0; st_w < st_fper * (size_t)st_fthr; st_w += (size_t)(st_n0 + 16)) stenc_ftag_clear(st_fpb + st_w);
+m4_ifelse(stn_j_dims, 3, [[    for (size_t st_w = (size_t)st_n0; st_w < st_fper * (size_t)st_fthr; st_w += st_fwid) stenc_ftag_clear(st_fpb + st_w);
 ]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    stenc_free_lines(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    stenc_free_lines(st_fpb);
