@@ -300,8 +300,9 @@ static inline void *stenc_alloc_lines(size_t bytes, int zero)
     if (bytes > SIZE_MAX - 8192) return NULL;
     char *const raw = (char *)malloc(bytes + 8192);
     if (!raw) return NULL;
-    const uintptr_t u = (uintptr_t)raw + sizeof(void *);
-    char *const p = raw + ((u + 2047) / 4096 * 4096 + 2048 - u) + sizeof(void *);
+    /* the first address 2048 past a page boundary with room for raw before it */
+    const uintptr_t u = (uintptr_t)raw + sizeof(void *), start = (u + 2047) / 4096 * 4096 + 2048;
+    char *const p = raw + (start - (uintptr_t)raw);
     memcpy(p - sizeof(void *), &raw, sizeof raw);
     if (zero) memset(p, 0, bytes);
     return p;
