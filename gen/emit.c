@@ -725,10 +725,28 @@ static void print_adjoint_border(FILE *f, const Stencil *s, const Kernel *k, con
     fprintf(f, "            if (st_hit) %s_bar[st_q] += st_g;\n        }\n", name);
 }
 
+/* a kernel adjoint's .adj listing, printed once its lines are all known
+ * (pr_stn_listing: the subexpressions they share named once) */
+#define MAXADJLINE (MAXARR + MAXSTMT)
+typedef struct {
+    int n;
+    Node *root[MAXADJLINE];
+    char name[MAXADJLINE][2 * MAXNAME];
+    const char *note[MAXADJLINE];
+} AdjLines;
+
+static void adj_line(AdjLines *L, Node *root, const char *name, const char *note)
+{
+    if (L->n == MAXADJLINE) return;
+    L->root[L->n] = root;
+    snprintf(L->name[L->n], sizeof L->name[L->n], "%s", name);
+    L->note[L->n++] = note;
+}
+
 /* Phase 1 for input x: its gather job (box, the terms' sum inside, the
  * guarded terms on the border) and its line of the .adj listing.  Returns
  * 0, or -1 after an error. */
-static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const Kernel *k, const Ext *E,
+static int emit_adjoint_gather(FILE *jobs, AdjLines *dump, const Stencil *s, const Kernel *k, const Ext *E,
                                const PrintCtx *pc, int x)
 {
     const int D = s->dims, N = E->nuser;
@@ -771,16 +789,17 @@ static int emit_adjoint_gather(FILE *jobs, FILE *dump, const Stencil *s, const K
     free(sbox); free(sin); free(sbd); free(szd); free(szb);
     fields_text_free(&ft);
     if (nf < 0) return gen_error(s->file, k->line, "out of memory");
-    fprintf(dump, "  all(%s_bar) = %s_bar[i,j%s] + ", s->arr[x].name, s->arr[x].name, D == 3 ? ",k" : "");
-    pr_stn(dump, &E->s, sum, E->names);
-    fprintf(dump, "\n");
+    const Index at[3] = {{IK_VAR, 0}, {IK_VAR, 0}, {IK_VAR, 0}};
+    char name[2 * MAXNAME];
+    snprintf(name, sizeof name, "all(%s)", E->names[N + x]);
+    adj_line(dump, ex_add(ex_tap(N + x, at), sum), name, NULL);
     return 0;
 }
 
 /* Phase 2 for statement si: the written array's own adjoint, Y_bar times the
  * statement's partial with respect to Y at its written point (nothing when
  * that is 1).  Returns 0, or -1 after an error. */
-static int emit_adjoint_self(FILE *jobs, FILE *dump, const Stencil *s, const Kernel *k, const Ext *E,
+static int emit_adjoint_self(FILE *jobs, AdjLines *dump, const Stencil *s, const Kernel *k, const Ext *E,
                              const PrintCtx *pc, int si)
 {
     const int D = s->dims, N = E->nuser;
@@ -813,11 +832,12 @@ static int emit_adjoint_self(FILE *jobs, FILE *dump, const Stencil *s, const Ker
     char *sbox = str_close(&box), *sin = str_close(&in);
     job(jobs, D, 0, 0, sbox, sin, "", "", "");
     free(sbox); free(sin);
-    fprintf(dump, "  ");
-    pr_stn(dump, &E->s, yb, E->names);
-    fprintf(dump, " = ");
-    pr_stn(dump, &E->s, root, E->names);
-    fprintf(dump, "    # after all gathers\n");
+    Str nm;
+    str_open(&nm);
+    pr_stn(nm.f, &E->s, yb, E->names);
+    char *name = str_close(&nm);
+    adj_line(dump, root, name, "after all gathers");
+    free(name);
     return 0;
 }
 
@@ -894,11 +914,15 @@ static int emit_kernel_adjoint(FILE *out, FILE *dump, const Stencil *s, const Ke
     Str jobs;
     str_open(&jobs);
     int rc = 0;
+    AdjLines lines = {0};
     for (int x = 0; x < N && rc == 0; ++x)
-        if (diff[x]) rc = emit_adjoint_gather(jobs.f, dump, s, k, &E, &pc, x);
-    for (int si = 0; si < k->nst && rc == 0; ++si) rc = emit_adjoint_self(jobs.f, dump, s, k, &E, &pc, si);
+        if (diff[x]) rc = emit_adjoint_gather(jobs.f, &lines, s, k, &E, &pc, x);
+    for (int si = 0; si < k->nst && rc == 0; ++si) rc = emit_adjoint_self(jobs.f, &lines, s, k, &E, &pc, si);
     char *sjobs = str_close(&jobs);
     if (rc != 0) { free(sjobs); return -1; }
+    const char *names[MAXADJLINE];
+    for (int l = 0; l < lines.n; ++l) names[l] = lines.name[l];
+    pr_stn_listing(dump, &E.s, E.names, lines.root, names, lines.note, lines.n, "  ");
     fprintf(dump, "}\n\n");
 
     for (int a = 0; a < N; ++a) bars[a] = diff[a] || writes[a];
@@ -3539,21 +3563,58 @@ static char *print_point_helpers(const RedPlan *P)
     return str_close(&help);
 }
 
-/* the .adj listing: the reduction and its gradient's gather form */
+/* "x[i+1,j,k]" for a tap's offset, or with SIGN -1 the offset negated */
+static void tap_text(char *out, size_t cap, const char *arr, const Node *tap, int D, int sign)
+{
+    int w = snprintf(out, cap, "%s[", arr);
+    for (int d = 0; d < D && w > 0 && (size_t)w < cap; ++d) {
+        const long c = sign * tap->idx[d].c;
+        if (c) w += snprintf(out + w, cap - (size_t)w, "%s%s%+ld", d ? "," : "", dimvar(d), c);
+        else w += snprintf(out + w, cap - (size_t)w, "%s%s", d ? "," : "", dimvar(d));
+    }
+    if (w > 0 && (size_t)w < cap) snprintf(out + w, cap - (size_t)w, "]");
+}
+
+/* The .adj listing of a reduction: R at a point and its partial
+ * derivatives by the values it reads, with named intermediates (the
+ * subexpressions they share), then each gradient's gather: the partials
+ * of the points whose R reads the point.  The generated C evaluates the
+ * same expressions (the gather's sum with common factors grouped). */
 static void dump_gather(FILE *dump, const RedPlan *P)
 {
     const Reduce *r = &P->rv;
-    fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, P->D);
+    const int D = P->D;
+    fprintf(dump, "# reduction '%s' (%dD): R = sum over points of\n#   ", r->name, D);
     pr_stn(dump, P->s, P->ru->f, NULL);
-    fprintf(dump, "\n# gradient, gather form, at interior points (borders: exact enumeration of\n"
-                  "# the boundary mode's preimages, see docs/language.md)\n");
-    fprintf(dump, "kernel %s_grad_%dd {\n", r->name, P->D);
-    for (int a = 0; a < P->N; ++a)
-        if (P->diff[a]) {
-            fprintf(dump, "  all(%s) = ", P->E.names[P->N + a]);
-            pr_stn(dump, P->es, P->gsum[a], P->E.names);
-            fprintf(dump, "\n");
-        }
+    fprintf(dump, "\n# gradient: at each point %s R and its partial derivatives d1, d2, ...\n"
+                  "# by the values it reads; each point gathers the partials of the points\n"
+                  "# whose R reads it (interior points; borders: exact enumeration of the\n"
+                  "# boundary mode's preimages, see docs/language.md)\n", D == 3 ? "[i,j,k]" : "[i,j]");
+    fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
+    Node *roots[MAXTAP + 1];
+    char names[MAXTAP + 1][16], notes[MAXTAP + 1][96];
+    const char *rn[MAXTAP + 1], *nt[MAXTAP + 1];
+    roots[0] = r->f, rn[0] = "R", nt[0] = NULL;
+    for (int t = 0; t < P->ndt; ++t) {
+        char tap[80];
+        tap_text(tap, sizeof tap, P->s->arr[P->dtaps[t]->ref].name, P->dtaps[t], D, 1);
+        snprintf(names[t + 1], sizeof names[t + 1], "d%d", t + 1);
+        snprintf(notes[t + 1], sizeof notes[t + 1], "dR/d%s", tap);
+        roots[t + 1] = P->part[t], rn[t + 1] = names[t + 1], nt[t + 1] = notes[t + 1];
+    }
+    pr_stn_listing(dump, P->es, P->E.names, roots, rn, nt, P->ndt + 1, "  ");
+    for (int a = 0; a < P->N; ++a) {
+        if (!P->diff[a]) continue;
+        fprintf(dump, "  all(%s) =", P->E.names[P->N + a]);
+        for (int t = 0, first = 1; t < P->ndt; ++t)
+            if (P->dtaps[t]->ref == a) {
+                char at[80];
+                tap_text(at, sizeof at, names[t + 1], P->dtaps[t], D, -1);
+                fprintf(dump, "%s%s", first ? " " : " + ", at);
+                first = 0;
+            }
+        fprintf(dump, "\n");
+    }
     fprintf(dump, "}\n\n");
 }
 

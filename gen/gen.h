@@ -211,8 +211,17 @@ void pr_c_pin_read(FILE *f, Pins *p, Node *n, const char *read, const char *inde
  * expression), one per root; indent prefixes every line. */
 void pr_c_block(FILE *f, const PrintCtx *pc, Node **roots, int nroots,
                 const char *const *fmts, const char *indent);
-/* Print one expression in the stencil language (no temporaries). */
+/* Print one expression in the stencil language (no temporaries), with the
+ * parentheses its precedence and its order of evaluation need. */
 void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *arrname);
+/* Print the roots as lines "IND NAME = EXPR[    # NOTE]" in the stencil
+ * language, each subexpression they use more than once (not a read, a
+ * number or a parameter) first as its own line "IND tK = EXPR" and by its
+ * name after it (the .adj listing's named intermediates; at most MAXNAMED
+ * names, the rest spelt out) */
+#define MAXNAMED 256
+void pr_stn_listing(FILE *f, const Stencil *s, const char *const *arrname, Node *const *roots,
+                    const char *const *rootname, const char *const *note, int nroots, const char *ind);
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);
 /* the first of N new temporaries' consecutive numbers (printed t<N>) */
 int pr_new_tmps(int n);

@@ -2,6 +2,7 @@
  * stencil language (for the readable adjoint files). */
 #include "gen.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,55 +353,183 @@ void pr_c_block_pinned(FILE *f, const PrintCtx *pc, Node **roots, int nroots, co
 
 /* ---- stencil language ---- */
 
-static void pr_stn_index(FILE *f, int d, Index ix) { pr_index(f, d, ix); }
+/* The stencil-language printer: as few parentheses as the language's
+ * precedence needs (comparisons, then sums, products, a sign, powers), and
+ * the association as evaluated: a right operand of the same strength keeps
+ * its parentheses (a - (b - c), a*(b*c)), so the text reads back to the
+ * same floating-point operations.  NAMED (or NULL) maps subexpressions to
+ * the names a listing gave them. */
+typedef struct {
+    int n;
+    const Node *node[MAXNAMED];
+    char name[MAXNAMED][MAXNAME];
+} StnNamed;
 
-void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *names)
+typedef struct {
+    const Stencil *s;
+    const char *const *arrname;
+    const StnNamed *named;
+} StnCtx;
+
+static const char *stn_name_of(const StnCtx *c, const Node *n)
 {
+    for (int i = 0; c->named && i < c->named->n; ++i)
+        if (c->named->node[i] == n) return c->named->name[i];
+    return NULL;
+}
+
+/* how strongly N binds: 6 for what never needs parentheses */
+static int stn_prec(const StnCtx *c, const Node *n)
+{
+    if (stn_name_of(c, n)) return 6;
+    switch (n->kind) {
+    case E_CMP: return 1;
+    case E_ADD: case E_SUB: return 2;
+    case E_MUL: case E_DIV: return 3;
+    case E_NEG: return 4;
+    case E_POWI: return 5;
+    case E_NUM: return n->num < 0 ? 4 : 6;
+    default: return 6;
+    }
+}
+
+static void stn_rec(FILE *f, const StnCtx *c, const Node *n);
+
+/* whether N's text starts with a minus sign */
+static int stn_starts_neg(const StnCtx *c, const Node *n)
+{
+    if (stn_name_of(c, n)) return 0;
+    if (n->kind == E_NEG) return 1;
+    if (n->kind == E_NUM) return n->num < 0;
+    if (n->kind >= E_ADD && n->kind <= E_DIV) return stn_prec(c, n->a[0]) >= stn_prec(c, n) && stn_starts_neg(c, n->a[0]);
+    return 0;
+}
+
+/* operand A of an operator of strength PREC; TIGHT: a right operand, in
+ * parentheses at the same strength too, and where it starts with a minus
+ * sign (a - (-b), not a - -b) */
+static void stn_operand(FILE *f, const StnCtx *c, const Node *a, int prec, int tight)
+{
+    const int p = stn_prec(c, a), paren = p < prec || (tight && (p == prec || stn_starts_neg(c, a)));
+    if (paren) fprintf(f, "(");
+    stn_rec(f, c, a);
+    if (paren) fprintf(f, ")");
+}
+
+static void stn_rec(FILE *f, const StnCtx *c, const Node *n)
+{
+    const char *nm = stn_name_of(c, n);
+    if (nm) { fprintf(f, "%s", nm); return; }
     switch (n->kind) {
     case E_NUM:
         if (n->num == floor(n->num) && fabs(n->num) < 1e15) fprintf(f, "%.0f", n->num);
         else fprintf(f, "%.17g", n->num);
         return;
-    case E_PARAM: fprintf(f, "%s", s->param[n->ref]); return;
+    case E_PARAM: fprintf(f, "%s", c->s->param[n->ref]); return;
     case E_TAP:
-        fprintf(f, "%s[", aname(s, names, n->ref));
-        for (int d = 0; d < s->dims; ++d) {
+        fprintf(f, "%s[", aname(c->s, c->arrname, n->ref));
+        for (int d = 0; d < c->s->dims; ++d) {
             if (d) fprintf(f, ",");
-            pr_stn_index(f, d, n->idx[d]);
+            pr_index(f, d, n->idx[d]);
         }
         fprintf(f, "]");
         return;
-    case E_ADD: case E_SUB: case E_MUL: case E_DIV: {
-        const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : "/";
-        fprintf(f, "(");
-        pr_stn(f, s, n->a[0], names);
-        fprintf(f, "%s", op);
-        pr_stn(f, s, n->a[1], names);
+    case E_ADD: case E_SUB: case E_MUL: case E_DIV: case E_CMP: {
+        const int p = stn_prec(c, n);
+        const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : n->kind == E_DIV ? "/" : NULL;
+        stn_operand(f, c, n->a[0], p, 0);
+        if (op) fprintf(f, "%s", op);
+        else fprintf(f, " %s ", cmp_op[n->op]);
+        stn_operand(f, c, n->a[1], p, 1);
+        return;
+    }
+    case E_NEG: fprintf(f, "-"); stn_operand(f, c, n->a[0], 5, 0); return;
+    case E_POWI: stn_operand(f, c, n->a[0], 6, 0); fprintf(f, "^%d", n->op); return;
+    case E_CALL: case E_SELECT:
+        fprintf(f, "%s(", n->kind == E_CALL ? ex_fn_name[n->op] : "select");
+        for (int i = 0; i < n->nargs; ++i) {
+            if (i) fprintf(f, ", ");
+            stn_rec(f, c, n->a[i]);
+        }
         fprintf(f, ")");
         return;
     }
-    case E_NEG: fprintf(f, "(-"); pr_stn(f, s, n->a[0], names); fprintf(f, ")"); return;
-    case E_POWI: fprintf(f, "("); pr_stn(f, s, n->a[0], names); fprintf(f, ")^%d", n->op); return;
-    case E_CALL:
-        fprintf(f, "%s(", ex_fn_name[n->op]);
-        for (int i = 0; i < n->nargs; ++i) {
-            if (i) fprintf(f, ", ");
-            pr_stn(f, s, n->a[i], names);
-        }
-        fprintf(f, ")");
-        return;
-    case E_SELECT:
-        fprintf(f, "select(");
-        for (int i = 0; i < 3; ++i) {
-            if (i) fprintf(f, ", ");
-            pr_stn(f, s, n->a[i], names);
-        }
-        fprintf(f, ")");
-        return;
-    case E_CMP:
-        pr_stn(f, s, n->a[0], names);
-        fprintf(f, " %s ", cmp_op[n->op]);
-        pr_stn(f, s, n->a[1], names);
-        return;
+}
+
+void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *names)
+{
+    const StnCtx c = {s, names, NULL};
+    stn_rec(f, &c, n);
+}
+
+/* what a listing prints from: its lines (roots, names, notes), the names
+ * given so far */
+#define MAXLINES (2 * MAXTAP + 2)
+typedef struct {
+    Node *const *roots;
+    const char *const *rootname;
+    const char *const *note;
+    int nroots, ntmp, tag;
+    const char *ind;
+    char printed[MAXLINES];
+    StnNamed named;
+} Listing;
+
+/* a name a later line may use for its expression ("all(x_grad)" is not) */
+static int is_ident(const char *n)
+{
+    if (!*n || isdigit((unsigned char)*n)) return 0;
+    for (; *n; ++n)
+        if (!isalnum((unsigned char)*n) && *n != '_') return 0;
+    return 1;
+}
+
+static void listing_line(FILE *f, const StnCtx *c, Listing *L, int r, const Node *n)
+{
+    fprintf(f, "%s%s = ", L->ind, L->rootname[r]);
+    stn_rec(f, c, n);
+    if (L->note && L->note[r]) fprintf(f, "    # %s", L->note[r]);
+    fprintf(f, "\n");
+    L->printed[r] = 1;
+}
+
+/* the listing's lines up to and including N's (post-order): a line's
+ * expression, a subexpression used more than once (not a read, number or
+ * parameter) as "tK = EXPR" */
+static void listing_rec(FILE *f, const StnCtx *c, Listing *L, Node *n)
+{
+    if (n->mark == L->tag) return;
+    n->mark = L->tag;
+    for (int i = 0; i < n->nargs; ++i) listing_rec(f, c, L, n->a[i]);
+    int r = 0;
+    while (r < L->nroots && (L->roots[r] != n || L->printed[r])) ++r;
+    const int shared = n->uses > 1 && n->kind != E_NUM && n->kind != E_PARAM && n->kind != E_TAP;
+    if (r < L->nroots) {
+        listing_line(f, c, L, r, n);
+        if (!is_ident(L->rootname[r]) || L->named.n == MAXNAMED) return;
+        snprintf(L->named.name[L->named.n], MAXNAME, "%s", L->rootname[r]);
+    } else {
+        if (!shared || L->named.n == MAXNAMED) return;
+        snprintf(L->named.name[L->named.n], MAXNAME, "t%d", ++L->ntmp);
+        fprintf(f, "%s%s = ", L->ind, L->named.name[L->named.n]);
+        stn_rec(f, c, n);
+        fprintf(f, "\n");
+    }
+    L->named.node[L->named.n++] = n;
+}
+
+void pr_stn_listing(FILE *f, const Stencil *s, const char *const *arrname, Node *const *roots,
+                    const char *const *rootname, const char *const *note, int nroots, const char *ind)
+{
+    if (nroots > MAXLINES) nroots = MAXLINES;
+    Listing L = {roots, rootname, note, nroots, 0, --use_tag, ind, {0}, {0}};
+    const int count = --use_tag;
+    for (int r = 0; r < nroots; ++r) count_uses(roots[r], count);
+    const StnCtx c = {s, arrname, &L.named};
+    for (int r = 0; r < nroots; ++r) {
+        listing_rec(f, &c, &L, roots[r]);
+        /* a line whose expression an earlier line's holds (printed there as
+         * a name), or a second line of the same expression */
+        if (!L.printed[r]) listing_line(f, &c, &L, r, roots[r]);
     }
 }

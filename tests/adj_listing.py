@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The .adj listings read back: every reduction gradient's listing
+(named intermediates, R, its partials d1, d2, ... and the gather line) is
+evaluated as written on a small periodic grid of random values, and its
+gradient compared with central differences of sum_p R(p) computed from the
+listing's own R line.  A wrong partial, a wrong shift in the gather, a
+name used before its line or a parenthesis the printer dropped fails it.
+The listings of array-kernel adjoints are read back for their form: each
+name defined before its use, each line an expression Python can parse.
+
+usage: adj_listing.py GEN STN...   (GEN: stenc-gen; writes to a temporary
+directory).  Prints a Check-style summary line for tests/run.sh. """
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+FUNCS = {
+    "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "abs": abs, "min": min, "max": max,
+    "pow": math.pow, "sin": math.sin, "cos": math.cos, "tan": math.tan, "tanh": math.tanh,
+    "atan": math.atan, "sinh": math.sinh, "cosh": math.cosh, "floor": math.floor,
+    "sign": lambda v: (v > 0) - (v < 0), "select": lambda c, a, b: a if c else b,
+}
+GRID = {2: (5, 4), 3: (4, 5, 3)}
+
+
+def blocks(text):
+    """(header comment lines, kernel name, [(name, expr)]) per kernel block"""
+    out, head = [], []
+    lines = text.splitlines()
+    n = 0
+    while n < len(lines):
+        ln = lines[n]
+        m = re.match(r"kernel (\w+) \{$", ln)
+        if m:
+            body = []
+            n += 1
+            while lines[n] != "}":
+                name, expr = lines[n].strip().split(" = ", 1)
+                body.append((name, expr.split("    # ")[0]))
+                n += 1
+            out.append((head, m.group(1), body))
+            head = []
+        elif ln.startswith("#"):
+            head.append(ln)
+        n += 1
+    return out
+
+
+def to_python(expr, names):
+    """EXPR as Python over point functions: A[i+1,j] -> A(i+1,j), a bare
+    listing name -> NAME(i,j[,k]), ^ -> **"""
+    expr = re.sub(r"(\w+)\[([^\]]*)\]", r"\1(\2)", expr)
+    expr = re.sub(r"\b(t\d+|d\d+|R)\b(?!\()", lambda m: m.group(1) + "(*P)", expr)
+    return expr.replace("^", "**")
+
+
+class Listing:
+    """a block's lines as Python functions of the point, over arrays ARR"""
+
+    def __init__(self, body, dims, params, arrays):
+        self.dims, self.arrays = dims, arrays
+        self.env = dict(FUNCS)
+        self.env.update(params)
+        self.defined = []
+        self.exprs = {}
+        for name, expr in body:
+            if name.startswith("all("):
+                name = name[4:-1]
+            for used in re.findall(r"\b(t\d+|d\d+|R)\b", expr):
+                if used not in self.defined:
+                    raise ValueError("%s used before its line (in %s)" % (used, name))
+            self.exprs[name] = compile(to_python(expr, self.defined), name, "eval")
+            self.defined.append(name)
+
+    def evaluate(self, name, point, cache):
+        key = (name, point)
+        if key not in cache:
+            local = dict(zip("ijk", point))
+            local["P"] = point
+            cache[key] = eval(self.exprs[name], self.env, local)
+        return cache[key]
+
+    def bind(self, cache):
+        n = GRID[self.dims]
+        for a, vals in self.arrays.items():
+            self.env[a] = (lambda v: lambda *ix: v[tuple(ix[d] % n[d] for d in range(len(n)))])(vals)
+        for name in self.defined:
+            self.env[name] = (lambda nm: lambda *ix: self.evaluate(nm, tuple(ix), cache))(name)
+
+
+def points(dims):
+    n = GRID[dims]
+    if dims == 2:
+        return [(i, j) for i in range(n[0]) for j in range(n[1])]
+    return [(i, j, k) for i in range(n[0]) for j in range(n[1]) for k in range(n[2])]
+
+
+def check_reduction(body, dims, params, arrays, rng):
+    """max relative difference of the listed gradient from central
+    differences of the listed sum of R, over a few points per array"""
+    L = Listing(body, dims, params, arrays)
+    grads = [nm[4:-1] for nm, _ in body if nm.startswith("all(")]
+    if not grads:
+        raise ValueError("no gather line")
+    pts = points(dims)
+
+    def total():
+        L.bind({})
+        return math.fsum(L.env["R"](*p) for p in pts)
+
+    worst = 0.0
+    for g in grads:
+        arr = g[: -len("_grad")]
+        for p in rng.sample(pts, 4):
+            L.bind({})
+            listed = L.env[g](*p)
+            v = arrays[arr][p]
+            h = 1e-6 * max(1.0, abs(v))
+            arrays[arr][p] = v + h
+            up = total()
+            arrays[arr][p] = v - h
+            dn = total()
+            arrays[arr][p] = v
+            fd = (up - dn) / (2 * h)
+            worst = max(worst, abs(listed - fd) / max(1.0, abs(fd)))
+    return worst
+
+
+def main():
+    gen, stns = sys.argv[1], sys.argv[2:]
+    rng = random.Random(7)
+    checks = fails = 0
+    with tempfile.TemporaryDirectory() as out:
+        for stn in stns:
+            r = subprocess.run([gen, "-o", out, stn], capture_output=True, text=True)
+            base = os.path.splitext(os.path.basename(stn))[0]
+            checks += 1
+            if r.returncode != 0:
+                print("%s: stenc-gen failed: %s" % (stn, r.stderr.strip()))
+                fails += 1
+                continue
+            text = open(os.path.join(out, base + ".adj")).read()
+            src = open(stn).read()
+            pnames = re.findall(r"^param (.*)$", src, re.M)
+            params = {p.strip(): rng.uniform(0.5, 1.5) for ln in pnames for p in ln.split(",")}
+            for head, kname, body in blocks(text):
+                checks += 1
+                dims = int(kname[-2])
+                try:
+                    if "_grad_" in kname:
+                        arrays = {}
+                        for a in set(re.findall(r"\b([A-Za-z_]\w*)\[", " ".join(e for _, e in body))):
+                            if a in [n for n, _ in body] or a.endswith("_grad"):
+                                continue
+                            arrays[a] = {p: rng.uniform(0.5, 1.5) for p in points(dims)}
+                        err = check_reduction(body, dims, params, arrays, rng)
+                        ok = err < 1e-6
+                        print("%s %s: listed gradient against central differences of its R: %.1e%s"
+                              % (base, kname, err, "" if ok else "  FAILED"))
+                    else:
+                        Listing(body, dims, params, {})
+                        ok = True
+                except (ValueError, SyntaxError, KeyError, NameError, TypeError) as e:
+                    print("%s %s: %s: %s  FAILED" % (base, kname, type(e).__name__, e))
+                    ok = False
+                fails += not ok
+    print("%d%%: Checks: %d, Failures: %d, Errors: 0" % (100 * (checks - fails) // max(checks, 1), checks, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
