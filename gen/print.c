@@ -469,7 +469,7 @@ typedef struct {
     Node *const *roots;
     const char *const *rootname;
     const char *const *note;
-    int nroots, ntmp, tag;
+    int nroots, ntmp, tag, cur;
     const char *ind;
     char printed[MAXLINES];
     StnNamed named;
@@ -501,9 +501,13 @@ static void listing_rec(FILE *f, const StnCtx *c, Listing *L, Node *n)
     if (n->mark == L->tag) return;
     n->mark = L->tag;
     for (int i = 0; i < n->nargs; ++i) listing_rec(f, c, L, n->a[i]);
-    int r = 0;
-    while (r < L->nroots && (L->roots[r] != n || L->printed[r])) ++r;
-    const int shared = n->uses > 1 && n->kind != E_NUM && n->kind != E_PARAM && n->kind != E_TAP;
+    /* a read, a number or a parameter keeps its own spelling: a line of
+     * one (d1 = c) comes in its turn and names nothing */
+    const int leaf = n->kind == E_NUM || n->kind == E_PARAM || n->kind == E_TAP;
+    /* the line being listed: a later line's expression met inside it is a
+     * shared subexpression (tK) here, and that line reads "dK = tK" */
+    const int r = !leaf && n == L->roots[L->cur] && !L->printed[L->cur] ? L->cur : L->nroots;
+    const int shared = n->uses > 1 && !leaf;
     if (r < L->nroots) {
         listing_line(f, c, L, r, n);
         if (!is_ident(L->rootname[r]) || L->named.n == MAXNAMED) return;
@@ -522,11 +526,12 @@ void pr_stn_listing(FILE *f, const Stencil *s, const char *const *arrname, Node 
                     const char *const *rootname, const char *const *note, int nroots, const char *ind)
 {
     if (nroots > MAXLINES) nroots = MAXLINES;
-    Listing L = {roots, rootname, note, nroots, 0, --use_tag, ind, {0}, {0}};
+    Listing L = {roots, rootname, note, nroots, 0, --use_tag, 0, ind, {0}, {0}};
     const int count = --use_tag;
     for (int r = 0; r < nroots; ++r) count_uses(roots[r], count);
     const StnCtx c = {s, arrname, &L.named};
     for (int r = 0; r < nroots; ++r) {
+        L.cur = r;
         listing_rec(f, &c, &L, roots[r]);
         /* a line whose expression an earlier line's holds (printed there as
          * a name), or a second line of the same expression */

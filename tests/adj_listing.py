@@ -73,6 +73,8 @@ class Listing:
             for used in re.findall(r"\b(t\d+|d\d+|R)\b", expr):
                 if used not in self.defined:
                     raise ValueError("%s used before its line (in %s)" % (used, name))
+                if name == "R" and used[0] == "d":
+                    raise ValueError("R written in terms of its partial %s" % used)
             self.exprs[name] = compile(to_python(expr, self.defined), name, "eval")
             self.defined.append(name)
 
