@@ -2658,7 +2658,15 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 /* One form of the rolling rows (roll_body) into *t (zeroed by the caller;
  * t->body NULL: the direct gather is used, the partials are cheap).
  * Returns whether it runs in plane order and has a row-order form (not
- * R->vdiag: the newest row's functions count values in plane order only). */
+ * R->vdiag: the newest row's functions count values in plane order only;
+ * not a ring of ROLL_PLANE_SLOTS partial rows a point or more). */
+/* Rings this wide run in plane order in every build: the 3D Hessian's six
+ * partial rows took 0.85-0.90 of row order's time on a Zen 4 core with
+ * 1 MiB of L2 (the build's default there; 0.97-1.02 of the hand loop's
+ * time against 1.11-1.15), whatever the tiles' budget (1-4 MiB), and the
+ * same time in either order on a Xeon with 2 MiB (perf/NOTES.md sections
+ * 41 and 51). */
+enum { ROLL_PLANE_SLOTS = 6 };
 static int roll_form(const RollIn *in, FILE *help, RollText *t)
 {
     const int D = in->P->s->dims;
@@ -2699,7 +2707,7 @@ static int roll_form(const RollIn *in, FILE *help, RollText *t)
     t->init = str_close(&a);
     t->size = str_close(&b);
     t->body = str_close(&c);
-    return R.plane && !R.vdiag;
+    return R.plane && !R.vdiag && R.nslot < ROLL_PLANE_SLOTS;
 }
 
 /* PRE A "#else" B POST under "#if STENC_ROLL_PLANES" (A: plane order),

@@ -449,7 +449,9 @@ STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t 
  * row order 0.74-0.92 of plane order's, the Hessian's even, on a Xeon
  * core with 2 MiB); the GNUmakefile picks 1 where the L2 is 512 KiB or
  * less.  The value_grads whose newest rows count their values (central TV,
- * the Hessian) run in plane order either way. */
+ * the Hessian) run in plane order either way, and so do the gradients with
+ * six partial rows a point or more (the Hessian's; gen/emit.c
+ * ROLL_PLANE_SLOTS, perf/NOTES.md section 51). */
 #ifndef STENC_ROLL_PLANES
 #define STENC_ROLL_PLANES 0
 #endif
