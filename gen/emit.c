@@ -3571,14 +3571,18 @@ static char *print_point_helpers(const RedPlan *P)
     return str_close(&help);
 }
 
-/* "x[i+1,j,k]" for a tap's offset, or with SIGN -1 the offset negated */
+/* "x[i+1,j,k]" for a tap's offset, or with SIGN -1 the offset negated (a
+ * fixed index, c or n+c, as it is) */
 static void tap_text(char *out, size_t cap, const char *arr, const Node *tap, int D, int sign)
 {
     int w = snprintf(out, cap, "%s[", arr);
     for (int d = 0; d < D && w > 0 && (size_t)w < cap; ++d) {
-        const long c = sign * tap->idx[d].c;
-        if (c) w += snprintf(out + w, cap - (size_t)w, "%s%s%+ld", d ? "," : "", dimvar(d), c);
-        else w += snprintf(out + w, cap - (size_t)w, "%s%s", d ? "," : "", dimvar(d));
+        const Index ix = tap->idx[d];
+        const long c = ix.kind == IK_VAR ? sign * ix.c : ix.c;
+        const char *sep = d ? "," : "", *v = ix.kind == IK_VAR ? dimvar(d) : ix.kind == IK_END ? dimn(d) : "";
+        if (ix.kind == IK_CONST) w += snprintf(out + w, cap - (size_t)w, "%s%ld", sep, c);
+        else if (c) w += snprintf(out + w, cap - (size_t)w, "%s%s%+ld", sep, v, c);
+        else w += snprintf(out + w, cap - (size_t)w, "%s%s", sep, v);
     }
     if (w > 0 && (size_t)w < cap) snprintf(out + w, cap - (size_t)w, "]");
 }
