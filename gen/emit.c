@@ -3571,22 +3571,6 @@ static char *print_point_helpers(const RedPlan *P)
     return str_close(&help);
 }
 
-/* "x[i+1,j,k]" for a tap's offset, or with SIGN -1 the offset negated (a
- * fixed index, c or n+c, as it is) */
-static void tap_text(char *out, size_t cap, const char *arr, const Node *tap, int D, int sign)
-{
-    int w = snprintf(out, cap, "%s[", arr);
-    for (int d = 0; d < D && w > 0 && (size_t)w < cap; ++d) {
-        const Index ix = tap->idx[d];
-        const long c = ix.kind == IK_VAR ? sign * ix.c : ix.c;
-        const char *sep = d ? "," : "", *v = ix.kind == IK_VAR ? dimvar(d) : ix.kind == IK_END ? dimn(d) : "";
-        if (ix.kind == IK_CONST) w += snprintf(out + w, cap - (size_t)w, "%s%ld", sep, c);
-        else if (c) w += snprintf(out + w, cap - (size_t)w, "%s%s%+ld", sep, v, c);
-        else w += snprintf(out + w, cap - (size_t)w, "%s%s", sep, v);
-    }
-    if (w > 0 && (size_t)w < cap) snprintf(out + w, cap - (size_t)w, "]");
-}
-
 /* The .adj listing of a reduction: R at a point and its partial
  * derivatives by the values it reads, with named intermediates (the
  * subexpressions they share), then each gradient's gather: the partials
@@ -3604,25 +3588,27 @@ static void dump_gather(FILE *dump, const RedPlan *P)
                   "# boundary mode's preimages, see docs/language.md)\n", D == 3 ? "[i,j,k]" : "[i,j]");
     fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
     Node *roots[MAXTAP + 1];
-    char names[MAXTAP + 1][16], notes[MAXTAP + 1][96];
+    char names[MAXTAP + 1][16], *notes[MAXTAP + 1];
     const char *rn[MAXTAP + 1], *nt[MAXTAP + 1];
-    roots[0] = r->f, rn[0] = "R", nt[0] = NULL;
+    roots[0] = r->f, rn[0] = "R", nt[0] = notes[0] = NULL;
     for (int t = 0; t < P->ndt; ++t) {
-        char tap[80];
-        tap_text(tap, sizeof tap, P->s->arr[P->dtaps[t]->ref].name, P->dtaps[t], D, 1);
+        Str note;
+        str_open(&note);
+        fprintf(note.f, "dR/d");
+        pr_stn(note.f, P->s, P->dtaps[t], NULL);
         snprintf(names[t + 1], sizeof names[t + 1], "d%d", t + 1);
-        snprintf(notes[t + 1], sizeof notes[t + 1], "dR/d%s", tap);
+        notes[t + 1] = str_close(&note);
         roots[t + 1] = P->part[t], rn[t + 1] = names[t + 1], nt[t + 1] = notes[t + 1];
     }
     pr_stn_listing(dump, P->es, P->E.names, roots, rn, nt, P->ndt + 1, "  ");
+    for (int t = 1; t <= P->ndt; ++t) free(notes[t]);
     for (int a = 0; a < P->N; ++a) {
         if (!P->diff[a]) continue;
         fprintf(dump, "  all(%s) =", P->E.names[P->N + a]);
         for (int t = 0, first = 1; t < P->ndt; ++t)
             if (P->dtaps[t]->ref == a) {
-                char at[80];
-                tap_text(at, sizeof at, names[t + 1], P->dtaps[t], D, -1);
-                fprintf(dump, "%s%s", first ? " " : " + ", at);
+                fprintf(dump, "%s", first ? " " : " + ");
+                pr_stn_ref(dump, D, names[t + 1], P->dtaps[t]->idx, -1);
                 first = 0;
             }
         fprintf(dump, "\n");

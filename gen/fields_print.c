@@ -130,23 +130,19 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
         fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, t->j, nm, t->k);
     else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(%s);\n", nm, nm, nm, t->j);
     const PrintCtx pc = {t->es, TAP_ROW, t->names, NULL, NULL, 0};
-    if (t->es->dims == 3) {
-        /* a line of points at a time, each after the prefetch of the line
-         * of the next row the next fill reads (row j + 1: 0.96-0.98 of
-         * Good's 3D gradient's time at 256^3, perf/NOTES.md section 51) */
+    const int lines = t->es->dims == 3;
+    if (lines) /* a line of points at a time, each after the prefetch of the
+                * line of the next row the next fill reads (row j + 1: 0.96-0.98
+                * of Good's 3D gradient's time at 256^3, perf/NOTES.md section 51) */
         fprintf(f, "        const ptrdiff_t st_fll = (ptrdiff_t)(64 / sizeof(stn_real));\n"
                    "        for (ptrdiff_t st_fi = %s; st_fi < %s; st_fi += st_fll) {\n"
                    "        const ptrdiff_t st_fie = %s - st_fi < st_fll ? %s : st_fi + st_fll;\n"
                    "        stenc_prefetch(st_row_%s, sizeof(stn_real), %s_s0 + st_fi);\n",
                 t->a, t->b, t->b, t->b, nm, nm);
-        fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = st_fi; i < st_fie; ++i) {\n");
-        pr_c_block(f, &pc, g, ng, fm, "            ");
-        fprintf(f, "        }\n        }\n");
-    } else {
-        fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = %s; i < %s; ++i) {\n", t->a, t->b);
-        pr_c_block(f, &pc, g, ng, fm, "            ");
-        fprintf(f, "        }\n");
-    }
+    fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = %s; i < %s; ++i) {\n", lines ? "st_fi" : t->a,
+            lines ? "st_fie" : t->b);
+    pr_c_block(f, &pc, g, ng, fm, "            ");
+    fprintf(f, "        }\n%s", lines ? "        }\n" : "");
     fprintf(f, "        stenc_ftag_put(st_fw%d + st_n0, %s, %s, %s, %s);\n", t->q, t->j, t->k, t->a, t->b);
 }
 

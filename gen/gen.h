@@ -220,6 +220,9 @@ void pr_stn(FILE *f, const Stencil *s, const Node *n, const char *const *arrname
  * name after it (the .adj listing's named intermediates; at most MAXNAMED
  * names, the rest spelt out) */
 #define MAXNAMED 256
+/* NAME[i+c,j,k] in the stencil language, the point variables' offsets
+ * times SIGN (1, or -1: the point that reads NAME's point from there) */
+void pr_stn_ref(FILE *f, int dims, const char *name, const Index *idx, int sign);
 void pr_stn_listing(FILE *f, const Stencil *s, const char *const *arrname, Node *const *roots,
                     const char *const *rootname, const char *const *note, int nroots, const char *ind);
 void pr_tap_c(FILE *f, const PrintCtx *pc, const Node *t);

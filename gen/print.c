@@ -378,6 +378,18 @@ static const char *stn_name_of(const StnCtx *c, const Node *n)
     return NULL;
 }
 
+void pr_stn_ref(FILE *f, int dims, const char *name, const Index *idx, int sign)
+{
+    fprintf(f, "%s[", name);
+    for (int d = 0; d < dims; ++d) {
+        Index ix = idx[d];
+        if (ix.kind == IK_VAR) ix.c *= sign;
+        if (d) fprintf(f, ",");
+        pr_index(f, d, ix);
+    }
+    fprintf(f, "]");
+}
+
 /* how strongly N binds: 6 for what never needs parentheses */
 static int stn_prec(const StnCtx *c, const Node *n)
 {
@@ -426,14 +438,7 @@ static void stn_rec(FILE *f, const StnCtx *c, const Node *n)
         else fprintf(f, "%.17g", n->num);
         return;
     case E_PARAM: fprintf(f, "%s", c->s->param[n->ref]); return;
-    case E_TAP:
-        fprintf(f, "%s[", aname(c->s, c->arrname, n->ref));
-        for (int d = 0; d < c->s->dims; ++d) {
-            if (d) fprintf(f, ",");
-            pr_index(f, d, n->idx[d]);
-        }
-        fprintf(f, "]");
-        return;
+    case E_TAP: pr_stn_ref(f, c->s->dims, aname(c->s, c->arrname, n->ref), n->idx, 1); return;
     case E_ADD: case E_SUB: case E_MUL: case E_DIV: case E_CMP: {
         const int p = stn_prec(c, n);
         const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : n->kind == E_DIV ? "/" : NULL;
@@ -484,12 +489,18 @@ static int is_ident(const char *n)
     return 1;
 }
 
+/* "IND NAME = EXPR[    # NOTE]" */
+static void listing_print(FILE *f, const StnCtx *c, const char *ind, const char *name, const Node *n, const char *note)
+{
+    fprintf(f, "%s%s = ", ind, name);
+    stn_rec(f, c, n);
+    if (note) fprintf(f, "    # %s", note);
+    fprintf(f, "\n");
+}
+
 static void listing_line(FILE *f, const StnCtx *c, Listing *L, int r, const Node *n)
 {
-    fprintf(f, "%s%s = ", L->ind, L->rootname[r]);
-    stn_rec(f, c, n);
-    if (L->note && L->note[r]) fprintf(f, "    # %s", L->note[r]);
-    fprintf(f, "\n");
+    listing_print(f, c, L->ind, L->rootname[r], n, L->note ? L->note[r] : NULL);
     L->printed[r] = 1;
 }
 
@@ -515,9 +526,7 @@ static void listing_rec(FILE *f, const StnCtx *c, Listing *L, Node *n)
     } else {
         if (!shared || L->named.n == MAXNAMED) return;
         snprintf(L->named.name[L->named.n], MAXNAME, "t%d", ++L->ntmp);
-        fprintf(f, "%s%s = ", L->ind, L->named.name[L->named.n]);
-        stn_rec(f, c, n);
-        fprintf(f, "\n");
+        listing_print(f, c, L->ind, L->named.name[L->named.n], n, NULL);
     }
     L->named.node[L->named.n++] = n;
 }

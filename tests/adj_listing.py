@@ -50,7 +50,7 @@ def blocks(text):
     return out
 
 
-def to_python(expr, names):
+def to_python(expr):
     """EXPR as Python over point functions: A[i+1,j] -> A(i+1,j), a bare
     listing name -> NAME(i,j[,k]), ^ -> **"""
     expr = re.sub(r"(\w+)\[([^\]]*)\]", r"\1(\2)", expr)
@@ -75,7 +75,7 @@ class Listing:
                     raise ValueError("%s used before its line (in %s)" % (used, name))
                 if name == "R" and used[0] == "d":
                     raise ValueError("R written in terms of its partial %s" % used)
-            self.exprs[name] = compile(to_python(expr, self.defined), name, "eval")
+            self.exprs[name] = compile(to_python(expr), name, "eval")
             self.defined.append(name)
 
     def evaluate(self, name, point, cache):
