@@ -1239,31 +1239,38 @@ static int reduce_planes(const RedPlan *P, int gather)
     return taps_planes(roots, n, P->N, P->D);
 }
 
-/* Software prefetch, 3D (stenc_prefetch; perf/NOTES.md section 42): the
- * statements that ask for each array P reads at row (JV + DY, KV + DZ)
- * from point st_pi on: the row of the highest y and z offsets, which the
- * walk up in z (2.5D tiles of rows, plane by plane) reads first.  "" in
- * 2D, whose rows follow each other in memory: the hardware prefetcher
- * keeps up there. */
+/* Software prefetch (stenc_prefetch): the statements that ask for each
+ * array P reads at row (JV + DY, KV + DZ) from point st_pi on.  3D
+ * (perf/NOTES.md section 42): the row of the highest y and z offsets, which
+ * the walk up in z (2.5D tiles of rows, plane by plane) reads first.  2D
+ * (section 52): that row STENC_PF2D_BYTES further on, rows following each
+ * other in memory (the hardware prefetcher alone left the 2D gradients
+ * 1.2-1.4x slower on a Zen 4 core); none for a reduction with point fields
+ * (Good's: its value 1.2x slower with it). */
 static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, long dy, long dz)
 {
     Str t;
     str_open(&t);
-    for (int a = 0; a < P->N && P->D == 3; ++a)
-        if (P->reads[a]) {
-            const char *n = P->E.names[a];
+    for (int a = 0; a < P->N; ++a) {
+        const char *n = P->E.names[a];
+        if (!P->reads[a] || (P->D == 2 && P->F.n > 0)) continue;
+        if (P->D == 3)
             fprintf(t.f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*(%s + %ld + %s_s1*(%s + %ld)) + st_pi);", n, n, n, jv, dy, n,
                     kv, dz);
-        }
+        else
+            fprintf(t.f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*(%s + %ld) + st_pi + (ptrdiff_t)(STENC_PF2D_BYTES / sizeof(*%s)));",
+                    n, n, n, jv, dy, n);
+    }
     return str_close(&t);
 }
 
 /* the prefetch of the row the next row (JV + 1, KV) reads first, EXTRA
  * rows further: the row above the last tap in walk order (P->last; the
- * walks go up in y, then in z) */
+ * walks go up in y, then in z); in 2D the row's own newest row, further on
+ * (prefetch_text) */
 static char *prefetch_next_row(const RedPlan *P, const char *jv, const char *kv, long extra)
 {
-    return prefetch_text(P, jv, kv, P->last[1] + 1 + extra, P->last[2]);
+    return prefetch_text(P, jv, kv, P->last[1] + (P->D == 3) + extra, P->last[2]);
 }
 
 /* the prefetches of a reduction's interior rows (JobOpt.pf).  A value:
@@ -1273,9 +1280,12 @@ static char *prefetch_next_row(const RedPlan *P, const char *jv, const char *kv,
  * further, the row the next row's fills read first (0.91 of the time at
  * 512^3, perf/NOTES.md section 43).  With the gradient: the highest
  * offsets of the taps or of its gather form (minus the taps' lowest),
- * whichever is higher. */
+ * whichever is higher.  In 2D only for values of three rows or more and
+ * gradients of two (two-row values took 0.93-1.04x the time with it, a
+ * pointwise gradient 1.02-1.09x: section 52). */
 static char *reduce_prefetch(const RedPlan *P, int want_g)
 {
+    if (P->D == 2 && P->omax[1] - P->omin[1] < (want_g ? 1 : 2)) return strdup("");
     if (!want_g) return prefetch_next_row(P, "j", "k", P->F.n > 0);
     long up[3] = {0, 0, 0};
     for (int d = 1; d < P->D; ++d) up[d] = -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];
@@ -1544,10 +1554,13 @@ static void print_merged_ends(FILE *f, const RollIn *in, int lag, int counts)
  * range runs in whole vectors (STENC_VLB bytes), the rest as the range's
  * last vector's points again (rewriting the same values): a scalar epilogue
  * of a square root and a division per point cost more than that.  A function
- * that sums values runs its vector loops over the own points only, without a
- * test per point (Huber's value_grad took 1.04-1.13x the time with one), and
- * the few halo points in a loop of their own that stores the slots.  Where
- * roll_merged_ends, the plain function ends with the call of its ENDS one. */
+ * that sums values runs its vectors from st_xa as the gradient's does, the
+ * value masked to its own points in the first and last vectors only
+ * (roll_value_loops; a test in every vector took Huber's value_grad to
+ * 1.04-1.13x the time; vectors from the first own point, st_xa + 1, with
+ * the halo point alone, to 1.1-1.2x the gradient's, perf/NOTES.md section
+ * 52).  Where roll_merged_ends, the plain function ends with the call of
+ * its ENDS one. */
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
@@ -1566,7 +1579,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     memcpy(names, in->P->E.names, (size_t)base * sizeof names[0]);
     for (int r = 0; fields && r < R->F.nrow; ++r) snprintf(rown[r], sizeof rown[r], "st_fr%d", r), names[base + r] = rown[r];
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, names, vars, NULL, fields ? base : 0};
-    const int vsum = roll_sums_value(R, in, lag, value, ends), vpiece = vsum || value, counts = roll_counts(R, lag, value);
+    const int vsum = roll_sums_value(R, in, lag, value, ends), counts = roll_counts(R, lag, value);
     const int merged = !value && roll_merged_ends(R, lag);
     roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends);
     if (fields) print_roll_fields(f, R, in, names);
@@ -1586,8 +1599,9 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         if (vsum && k == R->vslot) fm[nr] = fmu[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
-    if (value) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, fms[nr] = "st_fl[0] += %s;", ++nr;
-    if (counts) roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
+    if (value && ends) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, fms[nr] = "st_fl[0] += %s;", ++nr;
+    if (counts || (value && !ends))
+        roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
     for (int r = 0; fields && r < nr; ++r) {
         Node *sub = fields_apply(in->P->s, &R->F, roots[r], base);
         if (sub) roots[r] = sub;
@@ -1605,7 +1619,10 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     Pins pins;
     /* the newest row's function reads rows no other has read: prefetched */
     char *pf = lag == 0 ? prefetch_next_row(in->P, "st_jq", "st_kq", 0) : NULL;
-    if (counts) { /* the whole range, its values counted in [st_sa, st_sb) */
+    if (counts || value) { /* the whole range, its values counted in [st_sa, st_sb) */
+        if (value) /* its own points; the vectors start at st_xa, as the gradient's do */
+            fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_xa%+ld, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n",
+                    R->maxx, R->minx);
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
         fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
         roll_value_loops(f, &pc, roots, nr, fm, fmu, fmt, fms, "st_xa", "st_xb", &pins, pf);
@@ -1614,16 +1631,15 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         free(pf);
         return;
     }
-    if (vpiece) fprintf(f, "    const ptrdiff_t st_ma = stenc_imin(st_xa%+ld, st_xb), st_mb = stenc_imax(st_xb%+ld, st_ma);\n",
-                        R->maxx, R->minx);
+    if (vsum) fprintf(f, "    const ptrdiff_t st_ma = stenc_imin(st_xa%+ld, st_xb), st_mb = stenc_imax(st_xb%+ld, st_ma);\n",
+                      R->maxx, R->minx);
     else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
-    if (value) roll_value_loops(f, &pc, roots, nr, fm, NULL, fmt, fms, "st_ma", "st_mb", &pins, pf); /* its own points */
-    else roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins, pf);
-    if (vpiece) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
+    roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins, pf);
+    if (vsum) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
                    "    for (ptrdiff_t i = st_h ? st_mb : st_xa; i < (st_h ? st_xb : st_ma); ++i) {\n");
-        pr_c_block_pinned(f, &pc, roots, value ? nr - 1 : nr, store, "        ", &pins);
+        pr_c_block_pinned(f, &pc, roots, nr, store, "        ", &pins);
         fprintf(f, "    }\n");
     }
     if (vsum) fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
