@@ -81,6 +81,16 @@ static inline void hand_pf(const float *p, size_t at)
 {
     if (p) __builtin_prefetch((const void *)((uintptr_t)p + sizeof(float) * at + HAND_PF_BYTES));
 }
+/* 2D: the newest input row's line 2 KiB ahead of the point in use (P,
+ * made HAND_PF2D_BYTES further than hand_pf's; as an integer, so a row
+ * near the array's end is no pointer past it), as stenc's 2D gradients
+ * ask for it (STENC_PF2D_BYTES, perf/NOTES.md section 52: these loops
+ * took 0.75-0.85 of their time with it) */
+#define HAND_PF2D_BYTES 1536
+static inline const float *hand_ahead2d(const float *p)
+{
+    return (const float *)((uintptr_t)p + HAND_PF2D_BYTES);
+}
 /* The lines of [A, B) of row G that its streamed lines [S, E) leave
  * partial, AHEAD elements on (the same span two rows on), asked for
  * writing: a plain store to a line not in cache waits for its read, asked
@@ -317,7 +327,7 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
                     u[len] = 0;
                     v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
                 }
-                HAND_ROW(nt, gr, i0, i0 + len, i, nx, u[i - i0] - u[i - i0 + 1] + vp[i] - v[i]);
+                HAND_ROW_PF(nt, gr, i0, i0 + len, i, hand_ahead2d(up), nx, u[i - i0] - u[i - i0 + 1] + vp[i] - v[i]);
                 carry = u[len];
             }
             float *t = vp; vp = v; v = t;
@@ -406,7 +416,8 @@ static void hand_tikg2_grad(size_t nx, size_t ny, const float *restrict x, float
         float *gr = g + nx * j;
         /* d/dx[q] of wx*(x[q+1]-x[q])^2 and of the point before; edges have no difference across */
         gr[0] = cx * (r[0] - r[1]) + cy * ((r[0] - dn[0]) - (up[0] - r[0]));
-        HAND_ROW(nt, gr, 1, nx - 1, i, nx, cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i])));
+        HAND_ROW_PF(nt, gr, 1, nx - 1, i, hand_ahead2d(up), nx,
+                    cx * ((r[i] - r[i - 1]) - (r[i + 1] - r[i])) + cy * ((r[i] - dn[i]) - (up[i] - r[i])));
         gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + cy * ((r[nx - 1] - dn[nx - 1]) - (up[nx - 1] - r[nx - 1]));
     }
     hand_fence();
@@ -497,7 +508,7 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
     for (size_t k = 0; k < nz; ++k)
         for (size_t j = ny * tl / ntile; j < ny * (tl + 1) / ntile; ++j) {
             const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp + nx : NULL;
+            const float *r = R.r, *ym = R.ym, *yp = R.yp, *zm = R.zm, *zp = R.zp, *pf = nz > 1 ? zp + nx : hand_ahead2d(yp);
             float *gr = g + nx * j + P * k;
 #define HAND_TIKG_VYZ(i) (wy * (yp[i] - r[i]) * (yp[i] - r[i]) + wz * (zp[i] - r[i]) * (zp[i] - r[i]))
 #define HAND_TIKG_VG(i, ACC, G)                                                  \
@@ -593,7 +604,7 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
         for (size_t j = 0; j < ny; ++j) {
             for (size_t jj = j == jnext && j ? j + 1 : (j ? j - 1 : 0); jj <= j + 1 && jj < ny; ++jj) {
                 const HandRows R = hand_rows(x, nx, ny, 1, jj, 0);
-                hand_lap_row(nx, &R, w, HAND_LAP_T(jj), 0, NULL);
+                hand_lap_row(nx, &R, w, HAND_LAP_T(jj), 0, hand_ahead2d(R.yp));
             }
             const float *t = HAND_LAP_T(j);
             const HandRows T = {t, j ? HAND_LAP_T(j - 1) : t, j + 1 < ny ? HAND_LAP_T(j + 1) : t, t, t};
