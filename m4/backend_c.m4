@@ -329,11 +329,11 @@ m4_popdef([[stn_vacc]])            #pragma omp simd
 # strips of STENC_VSTRIP points, lane u of st_lv adding point u of each line
 # (as many terms a lane as stn_vstrips_plain's: the accuracy bound holds),
 # each line's gradient streamed (stn_nt_lanes); the points before the first
-# line and after the last (fewer than a line each) stored plainly, each run
-# summed in float into st_acc (stn_nt_vedge).  A line must be a strip's lanes
+# line and after the last (fewer than a line each) stored plainly, their
+# values into the lanes too (stn_nt_vedge).  A line must be a strip's lanes
 # (STENC_VLB 64, the default); else, or with no line, stn_vstrips_plain
 m4_define([[stn_vstrips_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb && st_ll == stn_vlanes) {
-stn_nt_vedge([[st_ia]], [[st_ia + st_na]], [[st_ia]], [[$1]])m4_dnl
+stn_nt_vedge([[st_ia]], [[st_ia + st_na]], [[st_ia]], [[$1]], 1)m4_dnl
             for (ptrdiff_t st_i0 = st_ia + st_na; st_i0 < st_ia + st_nb; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ia + st_nb - st_i0 < STENC_VSTRIP ? st_ia + st_nb : st_i0 + STENC_VSTRIP;
 stn_nt_lanes([[st_i0]], [[st_ie]], [[$1]])m4_dnl
@@ -342,7 +342,7 @@ stn_nt_lanes([[st_i0]], [[st_ie]], [[$1]])m4_dnl
             #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_dl[st_w] += (double)st_fl[st_w];
             }
-stn_nt_vedge([[st_ia + st_nb]], [[st_ib]], [[st_ib - st_ll]], [[$1]])m4_dnl
+stn_nt_vedge([[st_ia + st_nb]], [[st_ib]], [[st_ib - st_ll]], [[$1]], 1)m4_dnl
             } else {
 stn_vstrips_plain([[$1]])            }
 ]])
@@ -472,23 +472,28 @@ $5m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$4[[]]m4_popdef([[stn_
             stenc_few_[[]]stn_sfx[[]](st_gr + ($1), st_l + (($1) - st_il), ($2) - ($1));
 $6            }
 ]])
-# stn_nt_vedge(FROM, TO, AT, INTERIOR): stn_nt_edge for a value_grad's
-# row: the line's worth of points from AT one vector, INTERIOR's gradients
-# into st_l and its values (stn_vacc) into st_vl; the points [FROM, TO)
-# copy their gradients out and sum their values (in stn_real, as the
-# lines' lanes do, then into st_acc); the line's other points' values are
-# dropped (they are summed where their own lines run).  GCC's epilogue of
-# the summing loop it replaces took most of the Tikhonov gradient's
-# value_grad time beyond its gradient's at 256^3 (perf/NOTES.md section 50)
+# stn_nt_vedge(FROM, TO, AT, INTERIOR[, LANES]): stn_nt_edge for a
+# value_grad's row: the line's worth of points from AT one vector,
+# INTERIOR's gradients into st_l and its values (stn_vacc) into st_vl
+# (the line's other points' values 0: they are summed where their own
+# lines run); the points [FROM, TO) copy their gradients out.  The values
+# go lane by lane into the double lanes st_dl with LANES 1 (a line is the
+# lanes then), else summed in stn_real into st_acc (a horizontal sum: two
+# a row took Good's 3D value_grad to 1.15-1.2x its gradient's time, with
+# 5% of its samples; perf/NOTES.md section 52).  GCC's epilogue of the
+# summing loop it replaces took most of the Tikhonov gradient's value_grad
+# time beyond its gradient's at 256^3 (perf/NOTES.md section 50)
 m4_define([[stn_nt_vedge]], [[m4_pushdef([[stn_vacc]], [[st_vl[st_u] = i >= $1 && i < $2 ? st_v : 0;]])m4_dnl
 stn_nt_edge([[$1]], [[$2]], [[$3]], [[            #pragma omp simd
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $4 }
 ]], [[            _Alignas(64) stn_real st_vl[64 / sizeof(stn_real)];
+]], m4_ifelse([[$5]], 1, [[            #pragma omp simd
+            for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_dl[st_u] += (double)st_vl[st_u];
 ]], [[            stn_real st_fs = 0;
             #pragma omp simd reduction(+:st_fs)
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) st_fs += st_vl[st_u];
             st_acc += (double)st_fs;
-]])m4_popdef([[stn_vacc]])]])
+]]))m4_popdef([[stn_vacc]])]])
 # stn_gtail_nt(INTERIOR): stn_gtail where row j's gradient streams: the
 # points before its first whole line and after its last plainly
 # (stn_nt_edge), the lines streamed; else (no line) stn_gtail_plain
