@@ -1397,13 +1397,15 @@ static int roll_sums_value(const Roll *R, const RollIn *in, int lag, int value, 
 /* the piece loop of a row function that sums its own points' values into
  * its ring row (2D, roll_sums_value) over [st_ma, st_xm), opened up to its
  * body: the sum starts at the ring row's, or at 0 for the row's first call */
-static void roll_vsum_open(FILE *f, const Roll *R)
+static void roll_vsum_open(FILE *f, const Roll *R, const char *pf)
 {
     fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
     fprintf(f, "    for (ptrdiff_t st_b0 = st_ma; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
                "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
-               "    stn_real st_fs = 0;\n"
-               "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
+               "    stn_real st_fs = 0;\n");
+    if (pf && *pf) /* the piece's lines PF asks for, ahead of its loop (a reduction over the piece) */
+        fprintf(f, "    for (ptrdiff_t st_pi = st_b0; st_pi < st_b1; st_pi += (ptrdiff_t)(64 / sizeof(stn_real))) {%s }\n", pf);
+    fprintf(f, "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
 }
 
 /* PF (prefetch_text; NULL or "": none) from point AT on, ahead of a block
@@ -1470,15 +1472,18 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
  * range's last vector's points again; a slot's sum (VSUM: roll_sums_value)
- * counts those once.  With prefetches (PF, not VSUM), the whole vectors a
- * line at a time, each after PF (m4 stn_pf_loop, as the job's interiors);
- * a range shorter than a vector point by point. */
+ * counts those once.  With prefetches (PF), the whole vectors a line at a
+ * time, each after PF (m4 stn_pf_loop, as the job's interiors); with VSUM
+ * (2D: the value_grads of central TV, the Laplacian, the Hessian), a
+ * piece's lines after PF's ahead of the piece's loop (roll_vsum_open;
+ * perf/NOTES.md section 52); a range shorter than a vector point by
+ * point. */
 static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
                               const char **fmt, int vsum, const Pins *pins, const char *pf)
 {
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
     fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
-    if (vsum) roll_vsum_open(f, R);
+    if (vsum) roll_vsum_open(f, R, pf);
     else fprintf(f, "stn_pf_loop([[st_ma]], [[st_xm]], [[{\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
     if (vsum) fprintf(f, "    }\n    st_vs += (double)st_fs;\n    }\n");
