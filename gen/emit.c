@@ -1245,7 +1245,7 @@ static int reduce_planes(const RedPlan *P, int gather)
  * the walk up in z (2.5D tiles of rows, plane by plane) reads first.  2D
  * (section 52): that row STENC_PF2D_BYTES further on, rows following each
  * other in memory (the hardware prefetcher alone left the 2D gradients
- * 1.2-1.4x slower on a Zen 4 core); none for a reduction with point fields
+ * 1.1-1.6x slower on a Zen 4 core); none for a reduction with point fields
  * (Good's: its value 1.2x slower with it). */
 static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, long dy, long dz)
 {

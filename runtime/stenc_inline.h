@@ -133,8 +133,8 @@ static inline double stenc_keep_f64(double v, int keep) { return stenc_select_f6
  * plane's), STENC_PF_BYTES past the block's first point; 0 turns it off.
  * 2D interiors of reductions (gen/emit.c prefetch_text) ask for the row's
  * newest input row STENC_PF2D_BYTES further still (2 KiB ahead in all:
- * the 2D gradients took 0.70-0.85 of their time without it, 512 bytes
- * ahead 0.85-0.97, 4 KiB as 2 KiB, perf/NOTES.md section 52).  A hint: no
+ * the 2D gradients took 0.63-0.89 of their time without it, 512 bytes
+ * ahead 0.85-0.97 of it, 4 KiB as 2 KiB; perf/NOTES.md section 52).  A hint: no
  * access happens, so an address past an array's end is harmless (computed
  * as an integer, not as a pointer).  perf/NOTES.md section 42. */
 #ifndef STENC_PF_BYTES
