@@ -1441,10 +1441,10 @@ static void roll_value_strips(FILE *f, const PrintCtx *pc, Node **roots, int nr,
  * adds once a chunk.  A reduction per call ended in a horizontal sum of the
  * lanes (a chain of 16 dependent adds with AVX-512 f32), twice a row: the
  * 3D value_grads of the forward stencils spent 5-8% of their time there
- * (perf/NOTES.md section 26).  With FMU (a counted range: FM masks each
- * lane to [st_sa, st_sb)), the whole vectors inside [st_sa, st_sb),
- * [st_ua, st_ue), run FMU's statements, without the mask: a lane test in
- * 64-bit indices took central TV's 3D value_grad to 1.2x its gradient
+ * (perf/NOTES.md section 26).  The value counts in [st_sa, st_sb) only:
+ * FM masks each lane to it, and the whole vectors inside it, [st_ua,
+ * st_ue), run FMU's statements, without the mask: a lane test in 64-bit
+ * indices took central TV's 3D value_grad to 1.2x its gradient
  * (perf/NOTES.md section 30). */
 static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmu,
                              const char **fmt, const char **fms, const char *lo, const char *hi, const Pins *pins,
@@ -1453,14 +1453,12 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n"
                "    const ptrdiff_t st_xm = %s + (%s - %s) / st_vl * st_vl;\n"
                "    stn_real st_fl[STENC_VLB / sizeof(stn_real)] = {0};\n", lo, hi, lo);
-    if (fmu) {
-        fprintf(f, "    const ptrdiff_t st_ua = stenc_imin(st_sa > %s ? %s + (st_sa - %s + st_vl - 1) / st_vl * st_vl : %s, st_xm);\n"
-                   "    const ptrdiff_t st_ue = stenc_imax(st_sb > %s ? stenc_imin(%s + (st_sb - %s) / st_vl * st_vl, st_xm) : %s, st_ua);\n",
-                lo, lo, lo, lo, lo, lo, lo, lo);
-        roll_value_strips(f, pc, roots, nr, fm, lo, "st_ua", pins, pf);
-        roll_value_strips(f, pc, roots, nr, fmu, "st_ua", "st_ue", pins, pf);
-        roll_value_strips(f, pc, roots, nr, fm, "st_ue", "st_xm", pins, pf);
-    } else roll_value_strips(f, pc, roots, nr, fm, lo, "st_xm", pins, pf);
+    fprintf(f, "    const ptrdiff_t st_ua = stenc_imin(st_sa > %s ? %s + (st_sa - %s + st_vl - 1) / st_vl * st_vl : %s, st_xm);\n"
+               "    const ptrdiff_t st_ue = stenc_imax(st_sb > %s ? stenc_imin(%s + (st_sb - %s) / st_vl * st_vl, st_xm) : %s, st_ua);\n",
+            lo, lo, lo, lo, lo, lo, lo, lo);
+    roll_value_strips(f, pc, roots, nr, fm, lo, "st_ua", pins, pf);
+    roll_value_strips(f, pc, roots, nr, fmu, "st_ua", "st_ue", pins, pf);
+    roll_value_strips(f, pc, roots, nr, fm, "st_ue", "st_xm", pins, pf);
     fprintf(f, "    if (st_xm < %s && %s - %s >= st_vl) {\n    #pragma omp simd\n"
                "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) {\n"
                "        const ptrdiff_t i = %s - st_vl + st_w;\n", hi, hi, lo, hi);
@@ -1570,7 +1568,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm); }";
-    static const char *lane = "st_fl[st_w] += %s;", *lane_tail = "{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm); }";
+    static const char *lane = "st_fl[st_w] += %s;";
     /* the counted value's statements: masked to [st_sa, st_sb) in the vector
      * loops (whole vectors, the last one again, point by point), or whole */
     static const char *cnt[3] = {"{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, (size_t)(i - st_sa) < st_sn); }",
@@ -1604,8 +1602,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         if (vsum && k == R->vslot) fm[nr] = fmu[nr] = sum, fmt[nr] = sum_tail;
         ++nr;
     }
-    if (value && ends) roots[nr] = in->P->rv.f, fm[nr] = lane, fmt[nr] = lane_tail, fms[nr] = "st_fl[0] += %s;", ++nr;
-    if (counts || (value && !ends))
+    if (counts || value) /* (a value function has no ENDS variant: roll_form) */
         roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
     for (int r = 0; fields && r < nr; ++r) {
         Node *sub = fields_apply(in->P->s, &R->F, roots[r], base);
