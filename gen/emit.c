@@ -1381,31 +1381,56 @@ static void print_field_tags_clear(FILE *f, const Roll *R, int D);
 /* Whether the row function of LAG sums the value slot instead of storing it
  * (perf/NOTES.md section 22): the interior rows' values are read back once a
  * row, as that row's sum, so the functions that compute the slot add their
- * own points' values, [st_xa + maxx, st_xb + minx), in pieces of STENC_VSTRIP
- * in stn_real and the pieces in double, into a double kept in the ring row's
- * padding past its st_n0 points (stenc_vrow_set; a new row's first call,
- * st_vr, starts it at 0).  The slot itself still holds the values the row
- * ends read point by point: the ENDS functions' points and a call's points
- * outside its own.  2D only: in 3D the sum in the row functions measured
- * 1.02-1.05x the time of the slot and the strips' sums (256^3), in 2D
- * 0.81-1.01x. */
+ * own points' values, [st_xa + maxx, st_xb + minx), in the value loops'
+ * lanes (roll_value_loops: pieces of STENC_VSTRIP in stn_real lanes, the
+ * pieces into double lanes), the lanes' sum into a double kept in the ring
+ * row's padding past its st_n0 points (stenc_vrow_set; a new row's first
+ * call, st_vr, starts it at 0).  The slot itself still holds the values the
+ * row ends read point by point: the ENDS functions' points and a call's
+ * points outside its own, stored by the vectors that hold them
+ * (roll_vsum_statements).  2D only: in 3D the sum in the row functions
+ * measured 1.02-1.05x the time of the slot and the strips' sums (256^3), in
+ * 2D 0.81-1.01x.  Before the value loops (a float sum a piece over the own
+ * points, the halo points in a scalar loop) the f64 value_grads took
+ * 1.20-1.26x their gradients' time (perf/NOTES.md section 53). */
 static int roll_sums_value(const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     return in->P->s->dims == 2 && !value && !ends && R->vslot >= 0 && R->slot[R->vslot].lag >= lag;
 }
 
-/* the piece loop of a row function that sums its own points' values into
- * its ring row (2D, roll_sums_value) over [st_ma, st_xm), opened up to its
- * body: the sum starts at the ring row's, or at 0 for the row's first call */
-static void roll_vsum_open(FILE *f, const Roll *R, const char *pf)
+/* the counted value's additions of st_v, masked to [st_sa, st_sb) in the
+ * value loops (roll_value_loops): whole vectors, the range's last vector
+ * again, point by point */
+static const char *const count_add[3] = {
+    "st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, (size_t)(i - st_sa) < st_sn);",
+    "st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm && (size_t)(i - st_sa) < st_sn);",
+    "st_fl[0] += (size_t)(i - st_sa) < st_sn ? st_v : 0;"};
+
+/* the statement format (the value: %s) in BUF that adds the value as ADD
+ * (count_add) does, after it stores it to LV (NULL: no store) */
+static void count_statement(char *buf, size_t n, const char *lv, const char *add)
 {
-    fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n", R->vslot);
-    fprintf(f, "    for (ptrdiff_t st_b0 = st_ma; st_b0 < st_xm; st_b0 += STENC_VSTRIP) {\n"
-               "    const ptrdiff_t st_b1 = st_xm - st_b0 < STENC_VSTRIP ? st_xm : st_b0 + STENC_VSTRIP;\n"
-               "    stn_real st_fs = 0;\n");
-    if (pf && *pf) /* the piece's lines PF asks for, ahead of its loop (a reduction over the piece) */
-        fprintf(f, "    for (ptrdiff_t st_pi = st_b0; st_pi < st_b1; st_pi += (ptrdiff_t)(64 / sizeof(stn_real))) {%s }\n", pf);
-    fprintf(f, "    #pragma omp simd reduction(+:st_fs)\n    for (ptrdiff_t i = st_b0; i < st_b1; ++i) {\n");
+    snprintf(buf, n, "{ const stn_real st_v = %%s; %s%s%s }", lv ? lv : "", lv ? " = st_v; " : "", add);
+}
+
+/* A VSUM function's statements of its value slot, LV, in BUF: every
+ * value_loops' vector that holds points outside [st_sa, st_sb) (its
+ * halo, which the ends read point by point) stores the slot and adds its
+ * own points; the whole vectors inside, FMU, add without a store. */
+static void roll_vsum_statements(const char *lv, char (*buf)[160], const char **fm, const char **fmu, const char **fmt,
+                                 const char **fms)
+{
+    for (int q = 0; q < 3; ++q) count_statement(buf[q], sizeof buf[q], lv, count_add[q]);
+    *fm = buf[0], *fmu = "st_fl[st_w] += %s;", *fmt = buf[1], *fms = buf[2];
+}
+
+/* a VSUM function's end: its lanes' sum added to its ring row's (or, on
+ * the row's first call, st_vr, stored as it) */
+static void roll_vsum_close(FILE *f, const Roll *R)
+{
+    fprintf(f, "    double st_vs = st_vr ? 0 : stenc_vrow_get(st_w%d + st_n0);\n"
+               "    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_vs += st_dl[st_w];\n"
+               "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot, R->vslot);
 }
 
 /* PF (prefetch_text; NULL or "": none) from point AT on, ahead of a block
@@ -1469,29 +1494,22 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
 }
 
 /* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
- * range's last vector's points again; a slot's sum (VSUM: roll_sums_value)
- * counts those once.  With prefetches (PF), the whole vectors a line at a
- * time, each after PF (m4 stn_pf_loop, as the job's interiors); with VSUM
- * (2D: the value_grads of central TV, the Laplacian, the Hessian), a
- * piece's lines after PF's ahead of the piece's loop (roll_vsum_open;
- * perf/NOTES.md section 52); a range shorter than a vector point by
- * point. */
-static void roll_vector_loops(FILE *f, const Roll *R, const PrintCtx *pc, Node **roots, int nr, const char **fm,
-                              const char **fmt, int vsum, const Pins *pins, const char *pf)
+ * range's last vector's points again.  With prefetches (PF), the whole
+ * vectors a line at a time, each after PF (m4 stn_pf_loop, as the job's
+ * interiors); a range shorter than a vector point by point. */
+static void roll_vector_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, const char **fm, const char **fmt,
+                              const Pins *pins, const char *pf)
 {
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
     fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
-    if (vsum) roll_vsum_open(f, R, pf);
-    else fprintf(f, "stn_pf_loop([[st_ma]], [[st_xm]], [[{\n");
+    fprintf(f, "stn_pf_loop([[st_ma]], [[st_xm]], [[{\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
-    if (vsum) fprintf(f, "    }\n    st_vs += (double)st_fs;\n    }\n");
-    else fprintf(f, "    }]], [[%s]])", pf ? pf : "");
-    fprintf(f, "    if (st_xm < st_mb) {\n%s", vsum ? "    stn_real st_fs = 0;\n    #pragma omp simd reduction(+:st_fs)\n"
-                                                     : "    #pragma omp simd\n");
+    fprintf(f, "    }]], [[%s]])", pf ? pf : "");
+    fprintf(f, "    if (st_xm < st_mb) {\n    #pragma omp simd\n");
     fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
                "        const ptrdiff_t i = st_mb - st_vl + st_u;\n");
     pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
-    fprintf(f, "    }\n%s    }\n", vsum ? "    st_vs += (double)st_fs;\n" : "");
+    fprintf(f, "    }\n    }\n");
 }
 
 /* Whether the row function of LAG adds the reduction's values to lanes its
@@ -1567,14 +1585,10 @@ static void print_merged_ends(FILE *f, const RollIn *in, int lag, int counts)
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    static const char *sum = "st_fs += %s;", *sum_tail = "{ const stn_real st_v = %s; st_fs += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm); }";
     static const char *lane = "st_fl[st_w] += %s;";
-    /* the counted value's statements: masked to [st_sa, st_sb) in the vector
-     * loops (whole vectors, the last one again, point by point), or whole */
-    static const char *cnt[3] = {"{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, (size_t)(i - st_sa) < st_sn); }",
-                                 "{ const stn_real st_v = %s; st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm && (size_t)(i - st_sa) < st_sn); }",
-                                 "{ const stn_real st_v = %s; st_fl[0] += (size_t)(i - st_sa) < st_sn ? st_v : 0; }"};
-    static const char *cnt_end = "st_dl[0] += (double)%s;";
+    static const char *cnt_end = "st_dl[0] += (double)%s;"; /* an ENDS function's counted value: whole */
+    char cnt[3][160];
+    for (int q = 0; q < 3; ++q) count_statement(cnt[q], sizeof cnt[q], NULL, count_add[q]);
     /* the newest row's point fields: their row arrays after es's */
     const int fields = lag == 0 && !ends && R->F.n > 0, base = in->P->es->narr;
     const char *names[2 * MAXARR + MAXFROW];
@@ -1587,8 +1601,8 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends);
     if (fields) print_roll_fields(f, R, in, names);
     Node *roots[MAXTAP + 1];
-    char fmb[MAXTAP + 1][48];
-    const char *store[MAXTAP + 1], *fm[MAXTAP + 1], *fmu[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
+    char fmb[MAXTAP + 1][64], lv[48], vsb[3][160];
+    const char *fm[MAXTAP + 1], *fmu[MAXTAP + 1], *fmt[MAXTAP + 1], *fms[MAXTAP + 1];
     int nr = 0;
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
@@ -1597,9 +1611,10 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         else print_ring_row(f, R, k, "st_jq", "st_kq");
         fprintf(f, ";\n");
         roots[nr] = R->slot[k].f;
-        snprintf(fmb[nr], sizeof fmb[nr], R->slot[k].strip && !ends ? "st_w%d[i - st_sx] = %%s;" : "st_w%d[i] = %%s;", k);
-        store[nr] = fm[nr] = fmu[nr] = fmt[nr] = fms[nr] = fmb[nr];
-        if (vsum && k == R->vslot) fm[nr] = fmu[nr] = sum, fmt[nr] = sum_tail;
+        snprintf(lv, sizeof lv, R->slot[k].strip && !ends ? "st_w%d[i - st_sx]" : "st_w%d[i]", k);
+        snprintf(fmb[nr], sizeof fmb[nr], "%s = %%s;", lv);
+        fm[nr] = fmu[nr] = fmt[nr] = fms[nr] = fmb[nr];
+        if (vsum && k == R->vslot) roll_vsum_statements(lv, vsb, fm + nr, fmu + nr, fmt + nr, fms + nr);
         ++nr;
     }
     if (counts || value) /* (a value function has no ENDS variant: roll_form) */
@@ -1621,30 +1636,23 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     Pins pins;
     /* the newest row's function reads rows no other has read: prefetched */
     char *pf = lag == 0 ? prefetch_next_row(in->P, "st_jq", "st_kq", 0) : NULL;
-    if (counts || value) { /* the whole range, its values counted in [st_sa, st_sb) */
-        if (value) /* its own points; the vectors start at st_xa, as the gradient's do */
+    if (counts || value || vsum) { /* the whole range, its values counted in [st_sa, st_sb) */
+        if (value || vsum) /* its own points; the vectors start at st_xa, as the gradient's do */
             fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_xa%+ld, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n",
                     R->maxx, R->minx);
+        if (vsum) fprintf(f, "    double st_dl[STENC_VLB / sizeof(stn_real)] = {0};\n");
         pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
         fprintf(f, "    const size_t st_sn = st_sb > st_sa ? (size_t)(st_sb - st_sa) : 0;\n");
         roll_value_loops(f, &pc, roots, nr, fm, fmu, fmt, fms, "st_xa", "st_xb", &pins, pf);
+        if (vsum) roll_vsum_close(f, R);
         if (merged) print_merged_ends(f, in, lag, counts);
         fprintf(f, "}\n]])\n");
         free(pf);
         return;
     }
-    if (vsum) fprintf(f, "    const ptrdiff_t st_ma = stenc_imin(st_xa%+ld, st_xb), st_mb = stenc_imax(st_xb%+ld, st_ma);\n",
-                      R->maxx, R->minx);
-    else fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
+    fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
-    roll_vector_loops(f, R, &pc, roots, nr, fm, fmt, vsum, &pins, pf);
-    if (vsum) { /* the halo points, [st_xa, st_ma) and [st_mb, st_xb): their slots */
-        fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h)\n"
-                   "    for (ptrdiff_t i = st_h ? st_mb : st_xa; i < (st_h ? st_xb : st_ma); ++i) {\n");
-        pr_c_block_pinned(f, &pc, roots, nr, store, "        ", &pins);
-        fprintf(f, "    }\n");
-    }
-    if (vsum) fprintf(f, "    stenc_vrow_set(st_w%d + st_n0, st_vs);\n", R->vslot);
+    roll_vector_loops(f, &pc, roots, nr, fm, fmt, &pins, pf);
     if (merged) print_merged_ends(f, in, lag, counts);
     fprintf(f, "}\n]])\n");
     free(pf);
