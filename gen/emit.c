@@ -758,7 +758,7 @@ static int emit_adjoint_gather(FILE *jobs, AdjLines *dump, const Stencil *s, con
     print_adjoint_box(box.f, s, k, terms, nterm);
     Node *sum = ex_num(0);
     for (int t = 0; t < nterm; ++t) sum = ex_add(sum, terms[t].expr);
-    sum = ex_group_coef(sum);
+    sum = ex_group_coef(sum, 1);
     str_open(&q);
     point_index(q.f, &E->s, E->names[N + x], "st_q");
     char *qs = str_close(&q);
@@ -1220,7 +1220,8 @@ typedef struct RedPlan {
     long omin[3], omax[3], minvalid[3]; /* the taps' offsets; valid mode's smallest grid */
     long last[3];            /* 3D: the last tap in walk order (highest z, then y) */
     Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
-    Node *gsum[MAXARR];      /* the gather form at interior points, per array */
+    Node *gsum[MAXARR];      /* the gather form at interior points, per array (value_grad) */
+    Node *gsum_g[MAXARR];    /* the same, terms collected, for gradients (ex_group_coef) */
     char base[160];
     char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
     Fields F;                /* the value's point fields (fields.c): its row arrays from N on */
@@ -3084,7 +3085,7 @@ static int end_roots(const EndsIn *in, int mode, int right, long e, Node **roots
         if (!in->P->diff[a] || ex_is_num(g[a], 0)) continue;
         snprintf(fmbuf[nr], sizeof fmbuf[nr], "st_g%d += %%s;", a);
         fm[nr] = fmbuf[nr];
-        roots[nr++] = ex_group_coef(g[a]);
+        roots[nr++] = ex_group_coef(g[a], !in->want_v);
     }
     return nr;
 }
@@ -3353,7 +3354,7 @@ static int class_roots(const RedPlan *P, int want_v, int want_g, const ClassPt *
         if (!P->diff[a]) continue;
         snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
         fm[nr] = fmbuf[nr];
-        roots[nr++] = ex_group_coef(g[a]);
+        roots[nr++] = ex_group_coef(g[a], !want_v);
     }
     return nr;
 }
@@ -3500,7 +3501,7 @@ static int plan_taps(RedPlan *P)
         for (int d = 0; d < P->D; ++d) off[d] = -P->dtaps[t]->idx[d].c;
         P->gsum[P->dtaps[t]->ref] = ex_add(P->gsum[P->dtaps[t]->ref], ex_shift(P->part[t], off));
     }
-    for (int a = 0; a < P->N; ++a) P->gsum[a] = ex_group_coef(P->gsum[a]);
+    for (int a = 0; a < P->N; ++a) P->gsum_g[a] = ex_group_coef(P->gsum[a], 1), P->gsum[a] = ex_group_coef(P->gsum[a], 0);
     return 0;
 }
 
@@ -3744,7 +3745,7 @@ static void print_reduce_interior(FILE *f, const RedPlan *P, int want_v, int wan
     if (want_g)
         for (int a = 0; a < P->N; ++a)
             if (P->diff[a]) {
-                roots[nr] = P->gsum[a];
+                roots[nr] = want_v ? P->gsum[a] : P->gsum_g[a];
                 snprintf(fmbuf[nr], sizeof fmbuf[nr], "{ const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
                 fm[nr] = fmbuf[nr];
                 ++nr;
@@ -3841,7 +3842,7 @@ static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t)
         fprintf(t.f, "{ ");
         point_index(t.f, P->es, P->s->arr[P->first_read].name, "st_q");
         fprintf(t.f, " const stn_real st_gv = %%s; stn_gstore(%s, st_q) }", P->E.names[P->N + a]);
-        roots[nr] = P->gsum[a], fmts[nr++] = str_close(&t);
+        roots[nr] = want_v ? P->gsum[a] : P->gsum_g[a], fmts[nr++] = str_close(&t);
     }
     int n = fields_plan_roots(P->s, roots, nr, P->es->narr, G);
     Node *sub[MAXARR + 1];

@@ -145,8 +145,10 @@ Node *ex_recip(Node *n);
 void ex_share_weights(Node **roots, int n);
 /* the sum n with its additive terms grouped by their tap-free factor:
  * c*(r1 + r2 - ...) for every distinct c (a loop invariant); the rests are
- * kept as derived (differences stay differences) */
-Node *ex_group_coef(Node *n);
+ * kept as derived (differences stay differences), or with COLLECT, a
+ * group's terms that repeat collected ((a - b) - (c - a) as ((a + a) - b)
+ * - c: for code that does not compute the differences for a value too) */
+Node *ex_group_coef(Node *n, int collect);
 /* n as a sum of terms coef[t] * rest[t]: coef free of taps, rest a
  * canonical product of factors with taps (equal products are one node).
  * Products distribute over sums, except sums that are subexpressions of
