@@ -314,6 +314,19 @@ static inline void *stenc_alloc_lines(size_t bytes, int zero)
     if (zero) memset(p, 0, bytes);
     return p;
 }
+/* A thread's share of such a buffer: N elements of ES bytes rounded up to
+ * whole 4 KiB pages, so that every thread's share starts at the offset in
+ * its page that thread 0's has (2 KiB).  Shares of any size put thread 1's
+ * rows at another offset, which for some grids is the input rows' offset
+ * give or take a line: the 2D Hessian's value_grad at 4096^2, whose
+ * per-thread ring was 29 rows of 4112 floats, ran its second thread's row
+ * function 1.5x as long as the first's (perf/NOTES.md section 53).  The
+ * caller checks that N + 4096 / ES elements a thread fit a size_t. */
+static inline size_t stenc_thread_span(size_t n, size_t es)
+{
+    const size_t page = 4096 / es;
+    return (n + page - 1) / page * page;
+}
 static inline void stenc_free_lines(void *p)
 {
     if (!p) return;
