@@ -592,7 +592,7 @@ static Node *common_factor(Node *r, const Terms *T)
  * group is (s - s_m) - (s_p - s), the Tikhonov gradient's (x - x_m) -
  * (x_p - x).  Collected, ((s + s) - s_m) - s_p: the doubled point is one
  * node, shared by every dimension's group, two subtractions a dimension
- * fewer (Good's 3D gradient ran 0.93-0.98 of its time, perf/NOTES.md
+ * fewer (Good's gradient ran 0.96-0.99 of its time, perf/NOTES.md
  * section 53).  Not where a value_grad computes the differences for its
  * value anyway: there the old form reuses them (one operation fewer a
  * point than the collected one).  Only sums whose terms repeat change;
