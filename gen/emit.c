@@ -1399,6 +1399,9 @@ static int roll_sums_value(const Roll *R, const RollIn *in, int lag, int value, 
     return in->P->s->dims == 2 && !value && !ends && R->vslot >= 0 && R->slot[R->vslot].lag >= lag;
 }
 
+/* a value's addition to its lane in the value loops' whole vectors */
+static const char *const lane_add = "st_fl[st_w] += %s;";
+
 /* the counted value's additions of st_v, masked to [st_sa, st_sb) in the
  * value loops (roll_value_loops): whole vectors, the range's last vector
  * again, point by point */
@@ -1422,7 +1425,7 @@ static void roll_vsum_statements(const char *lv, char (*buf)[160], const char **
                                  const char **fms)
 {
     for (int q = 0; q < 3; ++q) count_statement(buf[q], sizeof buf[q], lv, count_add[q]);
-    *fm = buf[0], *fmu = "st_fl[st_w] += %s;", *fmt = buf[1], *fms = buf[2];
+    *fm = buf[0], *fmu = lane_add, *fmt = buf[1], *fms = buf[2];
 }
 
 /* a VSUM function's end: its lanes' sum added to its ring row's (or, on
@@ -1494,7 +1497,7 @@ static void roll_value_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr, 
     fprintf(f, "    }\n    #pragma omp simd\n    for (ptrdiff_t st_w = 0; st_w < st_vl; ++st_w) st_dl[st_w] += (double)st_fl[st_w];\n");
 }
 
-/* the row function's loops over x in [st_ma, st_mb): whole vectors, then the
+/* the row function's loops over x in [st_xa, st_xb): whole vectors, then the
  * range's last vector's points again.  With prefetches (PF), the whole
  * vectors a line at a time, each after PF (m4 stn_pf_loop, as the job's
  * interiors); a range shorter than a vector point by point. */
@@ -1502,13 +1505,13 @@ static void roll_vector_loops(FILE *f, const PrintCtx *pc, Node **roots, int nr,
                               const Pins *pins, const char *pf)
 {
     fprintf(f, "    const ptrdiff_t st_vl = (ptrdiff_t)(STENC_VLB / sizeof(stn_real));\n");
-    fprintf(f, "    const ptrdiff_t st_xm = st_mb - st_ma >= st_vl ? st_ma + (st_mb - st_ma) / st_vl * st_vl : st_mb;\n");
-    fprintf(f, "stn_pf_loop([[st_ma]], [[st_xm]], [[{\n");
+    fprintf(f, "    const ptrdiff_t st_xm = st_xb - st_xa >= st_vl ? st_xa + (st_xb - st_xa) / st_vl * st_vl : st_xb;\n");
+    fprintf(f, "stn_pf_loop([[st_xa]], [[st_xm]], [[{\n");
     pr_c_block_pinned(f, pc, roots, nr, fm, "        ", pins);
     fprintf(f, "    }]], [[%s]])", pf ? pf : "");
-    fprintf(f, "    if (st_xm < st_mb) {\n    #pragma omp simd\n");
+    fprintf(f, "    if (st_xm < st_xb) {\n    #pragma omp simd\n");
     fprintf(f, "    for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) {\n"
-               "        const ptrdiff_t i = st_mb - st_vl + st_u;\n");
+               "        const ptrdiff_t i = st_xb - st_vl + st_u;\n");
     pr_c_block_pinned(f, pc, roots, nr, fmt, "        ", pins);
     fprintf(f, "    }\n    }\n");
 }
@@ -1586,7 +1589,6 @@ static void print_merged_ends(FILE *f, const RollIn *in, int lag, int counts)
 static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int value, int ends)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
-    static const char *lane = "st_fl[st_w] += %s;";
     static const char *cnt_end = "st_dl[0] += (double)%s;"; /* an ENDS function's counted value: whole */
     char cnt[3][160];
     for (int q = 0; q < 3; ++q) count_statement(cnt[q], sizeof cnt[q], NULL, count_add[q]);
@@ -1619,7 +1621,7 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         ++nr;
     }
     if (counts || value) /* (a value function has no ENDS variant: roll_form) */
-        roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
+        roots[nr] = in->P->rv.f, fm[nr] = ends ? cnt_end : cnt[0], fmu[nr] = lane_add, fmt[nr] = cnt[1], fms[nr] = cnt[2], ++nr;
     for (int r = 0; fields && r < nr; ++r) {
         Node *sub = fields_apply(in->P->s, &R->F, roots[r], base);
         if (sub) roots[r] = sub;
@@ -1651,7 +1653,6 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
         free(pf);
         return;
     }
-    fprintf(f, "    const ptrdiff_t st_ma = st_xa, st_mb = st_xb;\n");
     pr_c_invariants(f, &pc, roots, nr, "    ", &pins);
     roll_vector_loops(f, &pc, roots, nr, fm, fmt, &pins, pf);
     if (merged) print_merged_ends(f, in, lag, counts);
