@@ -426,6 +426,17 @@ STENC_HD void stenc_preimage(ptrdiff_t q, ptrdiff_t o, ptrdiff_t n,
 #ifndef STENC_RING_TILE_BYTES
 #define STENC_RING_TILE_BYTES (256 * 1024)
 #endif
+/* Tiles of at most T rows for NROWS rows, all of one height: the fewest
+ * tiles of T, their rows shared out evenly (T where that would take a tile
+ * below 8 rows).  The 3D TV gradient at 256^3, tiles of 239 + 17 rows
+ * under a 1 MiB budget, took 0.93 of its time with two of 128 (perf/NOTES.md
+ * section 54). */
+STENC_HD ptrdiff_t stenc_even_tile_rows(ptrdiff_t nrows, ptrdiff_t t)
+{
+    if (t < 1 || nrows <= t) return t;
+    const ptrdiff_t ntile = (nrows + t - 1) / t, even = (nrows + ntile - 1) / ntile;
+    return even < 8 ? t : even;
+}
 STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem, size_t bytes)
 {
     ptrdiff_t t = (ptrdiff_t)(bytes / (elem > 0 ? elem : 1)) / (nx > 0 ? nx : 1);
@@ -439,8 +450,10 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
  * for a tile of no rows, RING1 for one, so RING0 + (RING1 - RING0) * ty
  * for a tile of ty rows.  stenc_tile_rows's tile of BYTES, made smaller
  * (not below 8 rows) where the rows and the planes would take more than
- * BUDGET bytes (0: no bound).  The GNUmakefile sets
- * STENC_TILE_BUDGET_BYTES to 5/8 of a core's L2 where the 3D gradients run
+ * BUDGET bytes (0: no bound), and then, for a job that keeps rows, made
+ * even (stenc_even_tile_rows; the jobs that keep none, values and linear
+ * gradients, ran 1.02-1.04x slower at 512^3 with even tiles, section 54).
+ * The GNUmakefile sets STENC_TILE_BUDGET_BYTES to 5/8 of a core's L2 where the 3D gradients run
  * in row order (STENC_ROLL_PLANES 0): a ring or planes past it are read
  * from L3 each plane (perf/NOTES.md section 47: the Hessian's 3D gradient
  * took 0.70 of its time, central TV's 0.74, with rings that fit). */
@@ -457,7 +470,8 @@ STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t 
     if ((size_t)ring0 > cap / row) return 8;
     const size_t per = (size_t)(ring1 - ring0) * row + (size_t)planes * (size_t)nx, left = cap - (size_t)ring0 * row;
     const size_t fit = per > 0 ? left / per : (size_t)t;
-    return fit < 8 ? 8 : fit < (size_t)t ? (ptrdiff_t)fit : t;
+    const ptrdiff_t ty = fit < 8 ? 8 : fit < (size_t)t ? (ptrdiff_t)fit : t;
+    return ring1 > 0 ? stenc_even_tile_rows(nrows, ty) : ty;
 }
 
 /* The 3D C rolling gradients' order (gen/emit.c roll_body prints both): 1

@@ -171,7 +171,17 @@ END_TEST
 
 /* a rolling job's tile: stenc_tile_rows's, or with a budget the most rows
  * (not below 8) whose ring (RING0 + (RING1 - RING0) * ty rows of nx + 16)
- * and planes (PLANES * ty rows of nx) fit it, found here by a search */
+ * and planes (PLANES * ty rows of nx) fit it, found here by a search; then,
+ * with a ring (RING1 > 0), the rows shared evenly over as many tiles of that
+ * height as the rows need (unless that makes a tile below 8 rows) */
+static ptrdiff_t even_rows(ptrdiff_t nr, ptrdiff_t t)
+{
+    if (t >= nr) return t;
+    ptrdiff_t k = 1, ht = 1; /* the fewest tiles of t, then the lowest height that k tiles cover nr with */
+    while (k * t < nr) ++k;
+    while (ht * k < nr) ++ht;
+    return ht >= 8 ? ht : t;
+}
 START_TEST(ring_tiles_fit_the_budget)
 {
     static const ptrdiff_t nxs[] = {1, 16, 100, 256, 512, 1000}, rows[] = {1, 8, 64, 512}, r0s[] = {0, 17, 281};
@@ -199,6 +209,7 @@ START_TEST(ring_tiles_fit_the_budget)
                                                 if (bytes <= budgets[f]) { want = ty; break; }
                                             }
                                         }
+                                        if (budgets[f] && nplanes > 1 && t0 > 8 && r1 > 0) want = even_rows(nr, want);
                                         const ptrdiff_t got = stenc_fit_tile_rows(nx, nr, nplanes, el, tiles[h], budgets[f],
                                                                                    r0, r1, pls[e]);
                                         ck_assert_msg(got == want, "nx %td rows %td ring %td+%td planes %td budget %zu: %td, not %td",
@@ -213,6 +224,14 @@ START_TEST(ring_tiles_fit_the_budget)
      * = 23.3 rows; without a budget the 128 rows of 256 KiB */
     ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 1310720, 133, 151, 3), 23);
     ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 0, 133, 151, 3), 128);
+    /* the TV gradient at 256^3 f32 (ring 2 (ty + 1) + 32 rows, 2 planes) in
+     * 1 MiB: (262144 - 34 * 272) / (2 * 272 + 2 * 256) = 239.5 rows, two
+     * tiles of 128 rather than 239 + 17 */
+    ck_assert_int_eq(stenc_fit_tile_rows(256, 256, 256, 4, 262144, 1048576, 34, 36, 2), 128);
+    ck_assert_int_eq(stenc_even_tile_rows(256, 239), 128);
+    ck_assert_int_eq(stenc_even_tile_rows(512, 117), 103);
+    ck_assert_int_eq(stenc_even_tile_rows(17, 8), 8); /* three tiles of 6 would be below 8 */
+    ck_assert_int_eq(stenc_even_tile_rows(100, 100), 100);
 }
 END_TEST
 
