@@ -452,11 +452,12 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
  * (not below 8 rows) where the rows and the planes would take more than
  * BUDGET bytes (0: no bound), and then, for a job that keeps rows, made
  * even (stenc_even_tile_rows; the jobs that keep none, values and linear
- * gradients, ran 1.02-1.04x slower at 512^3 with even tiles, section 54).
- * The GNUmakefile sets STENC_TILE_BUDGET_BYTES to 5/8 of a core's L2 where the 3D gradients run
- * in row order (STENC_ROLL_PLANES 0): a ring or planes past it are read
- * from L3 each plane (perf/NOTES.md section 47: the Hessian's 3D gradient
- * took 0.70 of its time, central TV's 0.74, with rings that fit). */
+ * gradients, ran 1.02-1.04x slower at 512^3 with even tiles, perf/NOTES.md
+ * section 54).  The GNUmakefile sets STENC_TILE_BUDGET_BYTES to 5/8 of a
+ * core's L2 where the 3D gradients run in row order (STENC_ROLL_PLANES 0):
+ * a ring or planes past it are read from L3 each plane (section 47: the
+ * Hessian's 3D gradient took 0.70 of its time, central TV's 0.74, with
+ * rings that fit). */
 #ifndef STENC_TILE_BUDGET_BYTES
 #define STENC_TILE_BUDGET_BYTES 0
 #endif
