@@ -265,7 +265,7 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
 ]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
     const ptrdiff_t st_rw = st_n0 + 16;
     const int st_nthr = stenc_omp_threads();
-    if ((size_t)st_rw > (SIZE_MAX / sizeof(stn_real) / (size_t)st_nthr - 4096) / (size_t)(stn_j_roll_size)) return STENC_ERR_OVERFLOW;
+    if ((size_t)st_rw > (SIZE_MAX / sizeof(stn_real) / (size_t)st_nthr - STENC_PAGE_BYTES) / (size_t)(stn_j_roll_size)) return STENC_ERR_OVERFLOW;
     const size_t st_rper = stenc_thread_span((size_t)(stn_j_roll_size) * (size_t)st_rw, sizeof(stn_real));
     stn_real *const st_ring = (stn_real *)stenc_alloc_lines(sizeof(stn_real) * st_rper * (size_t)st_nthr, 0);
     ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)(stn_j_roll_state) + 8, sizeof(ptrdiff_t));
@@ -273,7 +273,7 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     if (!st_ring || !st_rstate) { stenc_free_lines(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
     const size_t st_fwid = (size_t)(st_n0 + 16); /* gen/fields_print.c FIELD_ROW_WIDTH */
-    if (st_fwid > (SIZE_MAX / sizeof(stn_real) / (size_t)st_fthr - 4096) / (stn_j_fsize)) return STENC_ERR_OVERFLOW;
+    if (st_fwid > (SIZE_MAX / sizeof(stn_real) / (size_t)st_fthr - STENC_PAGE_BYTES) / (stn_j_fsize)) return STENC_ERR_OVERFLOW;
     const size_t st_fper = stenc_thread_span((stn_j_fsize) * st_fwid, sizeof(stn_real));
     stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));
     if (!st_fpb) return STENC_ERR_ALLOC;

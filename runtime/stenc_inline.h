@@ -302,13 +302,15 @@ static inline void stenc_nt_fence(void)
  * Good's 2D value took 1.04x or 1.13-1.21x its hand loop's time; hand
  * loops whose buffers were given the page offset of their input (aligned
  * as the arrays were) took up to 1.4x theirs (perf/NOTES.md section 50) */
+#define STENC_PAGE_BYTES 4096 /* the page whose offsets the buffers' rows keep (4K aliasing) */
 static inline void *stenc_alloc_lines(size_t bytes, int zero)
 {
-    if (bytes > SIZE_MAX - 8192) return NULL;
-    char *const raw = (char *)malloc(bytes + 8192);
+    const size_t page = STENC_PAGE_BYTES, half = page / 2;
+    if (bytes > SIZE_MAX - 2 * page) return NULL;
+    char *const raw = (char *)malloc(bytes + 2 * page);
     if (!raw) return NULL;
-    /* the first address 2048 past a page boundary with room for raw before it */
-    const uintptr_t u = (uintptr_t)raw + sizeof(void *), start = (u + 2047) / 4096 * 4096 + 2048;
+    /* the first address half a page past a page boundary with room for raw before it */
+    const uintptr_t u = (uintptr_t)raw + sizeof(void *), start = (u + half - 1) / page * page + half;
     char *const p = raw + (start - (uintptr_t)raw);
     memcpy(p - sizeof(void *), &raw, sizeof raw);
     if (zero) memset(p, 0, bytes);
@@ -321,10 +323,11 @@ static inline void *stenc_alloc_lines(size_t bytes, int zero)
  * give or take a line: the 2D Hessian's value_grad at 4096^2, whose
  * per-thread ring was 29 rows of 4112 floats, ran its second thread's row
  * function 1.5x as long as the first's (perf/NOTES.md section 53).  The
- * caller checks that N + 4096 / ES elements a thread fit a size_t. */
+ * caller checks that N + STENC_PAGE_BYTES elements a thread fit a size_t
+ * (more than the rounding adds). */
 static inline size_t stenc_thread_span(size_t n, size_t es)
 {
-    const size_t page = 4096 / es;
+    const size_t page = STENC_PAGE_BYTES / es;
     return (n + page - 1) / page * page;
 }
 static inline void stenc_free_lines(void *p)
