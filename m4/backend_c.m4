@@ -298,10 +298,10 @@ m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++s
 # after a square root) cost as much.  Only where stn_tail_here allows it: a
 # store with beta != 0 must not run twice
 m4_define([[stn_vlanes]], [[(ptrdiff_t)(STENC_VLB / sizeof(float))]])
-# stn_lanes_here(ACC): 1 where a chunk keeps double lanes: f32 sums, and
-# the sums of rolling jobs in either precision (their value row functions
-# add into st_dl)
-m4_define([[stn_lanes_here]], [[m4_ifelse([[$1]]stn_sfx, 1f32, 1, [[$1]]m4_ifdef([[stn_j_roll]], [[stn_given([[stn_j_roll]])]], 0), 11, 1, 0)]])
+# stn_lanes_here(ACC): 1 where a chunk keeps double lanes: f32 sums, f64
+# values (no gradient: stn_j_beta 0), and the sums of rolling jobs in
+# either precision (their value row functions add into st_dl)
+m4_define([[stn_lanes_here]], [[m4_ifelse([[$1]]stn_sfx, 1f32, 1, [[$1]]stn_sfx[[]]stn_j_beta, 1f640, 1, [[$1]]m4_ifdef([[stn_j_roll]], [[stn_given([[stn_j_roll]])]], 0), 11, 1, 0)]])
 m4_define([[stn_lanes_open]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        double st_dl[STENC_VLB / sizeof(float)] = {0};
 ]])]])
 m4_define([[stn_lanes_close]], [[m4_ifelse(stn_lanes_here([[$1]]), 1, [[        for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) st_acc += st_dl[st_w];
@@ -310,9 +310,9 @@ m4_define([[stn_vstrips_tail]], [[m4_ifelse(stn_nt_here, 1, [[stn_vstrips_nt([[$
 m4_define([[stn_vstrips_plain]], [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             const ptrdiff_t st_xm = st_i0 + (st_ie - st_i0) / stn_vlanes * stn_vlanes;
-            float st_fl[STENC_VLB / sizeof(float)] = {0};
+            stn_real st_fl[STENC_VLB / sizeof(float)] = {0};
 m4_pushdef([[stn_vacc]], [[st_fl[st_w] += st_v;]])            for (ptrdiff_t st_b = st_i0; st_b < st_xm; st_b += stn_vlanes) {
-stn_pf_at([[st_b]])            #pragma omp simd
+stn_pf_at([[st_b]])m4_ifelse(stn_sfx, f64, [[stn_pf_at([[st_b + stn_vlanes / 2]])]])            #pragma omp simd
             for (ptrdiff_t st_w = 0; st_w < stn_vlanes; ++st_w) { const ptrdiff_t i = st_b + st_w; $1 }
             }
 m4_popdef([[stn_vacc]])m4_pushdef([[stn_vacc]], [[st_fl[st_w] += stenc_keep_[[]]stn_sfx[[]](st_v, i >= st_xm);]])            if (st_xm < st_ie && st_ie - st_ia >= stn_vlanes) {
@@ -510,7 +510,7 @@ stn_gtail_plain([[$1]])            }
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
 # into st_acc (in strips, see below); BETA = 1: unswitched on beta
-m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[stn_vstrips_tail([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
+m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[stn_vstrips_tail([[$2]])]], [[$1$3]]stn_sfx, 10f64, [[stn_vstrips_plain([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
 m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reduction(+:st_fs)

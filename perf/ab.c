@@ -3,9 +3,9 @@
  * ratio to the new shows what position and code placement alone do), timed
  * in one process on the same data.  Each round calls the three in an order
  * of its own (all six orders in turn), medians over the rounds.
- *   ab DIMS N [REG...]   (REG: registry names, default all; f32)
+ *   ab DIMS N [REG...]   (REG: registry names, default all)
  * Environment: AB_REPS rounds (default 18), AB_WHAT 0/1/2 for value, grad
- * or value_grad only.  Prints, per entry: new/old, and control/new. */
+ * or value_grad only, AB_PREC f64 for the double entries (default f32).  Prints, per entry: new/old, and control/new. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +37,15 @@ int main(int argc, char **argv)
     const size_t n = (size_t)atol(argv[2]), N = dims == 2 ? n * n : n * n * n;
     const int reps = getenv("AB_REPS") ? atoi(getenv("AB_REPS")) : 18;
     const int only = getenv("AB_WHAT") ? atoi(getenv("AB_WHAT")) : -1;
+    const int dbl = getenv("AB_PREC") && strcmp(getenv("AB_PREC"), "f64") == 0;
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
     if ((dims != 2 && dims != 3) || n < 8 || reps < 1 || reps > 600) { fprintf(stderr, "ab: bad arguments\n"); return 2; }
-    float *x = malloc(N * sizeof *x), *m = malloc(N * sizeof *m), *g = malloc(N * sizeof *g);
+    void *x = malloc(N * es), *m = malloc(N * es), *g = calloc(N, es);
     double *t = malloc(3 * (size_t)reps * sizeof *t);
     if (!x || !m || !g || !t) { fprintf(stderr, "ab: out of memory\n"); return 1; }
     for (size_t q = 0; q < N; ++q) {
-        x[q] = (float)bench_x(q);
-        m[q] = 1.0f;
-        g[q] = 0;
+        if (dbl) ((double *)x)[q] = bench_x(q), ((double *)m)[q] = 1.0;
+        else ((float *)x)[q] = (float)bench_x(q), ((float *)m)[q] = 1.0f;
     }
     int (*const run[3])(RegCall *) = {ab_run_old, ab_run_new, ab_run_ctl};
     static const int perm[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
         if (!selected(reg_names[reg], argc, argv)) continue;
         for (int what = 0; what < 3; ++what) {
             if (only >= 0 && what != only) continue;
-            RegCall c = {n, n, dims == 3 ? n : 1, dims, 0, what, STENC_NEUMANN, reg, x, m, g, 0};
+            RegCall c = {n, n, dims == 3 ? n : 1, dims, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
             double v[3] = {0, 0, 0};
             for (int r = -1; r < reps; ++r) /* round -1: warm-up */
                 for (int s = 0; s < 3; ++s) {
@@ -63,8 +64,8 @@ int main(int argc, char **argv)
                     v[k] = c.v;
                 }
             const double to = med(t, reps), tn = med(t + reps, reps), tc = med(t + 2 * reps, reps);
-            printf("%-18s %-10s %dD n=%zu  old %8.3f ms  new %8.3f ms  new/old %.3f  control/new %.3f  value new-old %.1e\n",
-                   reg_names[reg], what == 0 ? "value" : what == 1 ? "grad" : "value_grad", dims, n, 1e3 * to, 1e3 * tn, tn / to,
+            printf("%-18s %-10s %s %dD n=%zu  old %8.3f ms  new %8.3f ms  new/old %.3f  control/new %.3f  value new-old %.1e\n",
+                   reg_names[reg], what == 0 ? "value" : what == 1 ? "grad" : "value_grad", dbl ? "f64" : "f32", dims, n, 1e3 * to, 1e3 * tn, tn / to,
                    tc / tn, what != 1 && v[0] != 0 ? fabs(v[1] - v[0]) / fabs(v[0]) : 0.);
         }
     }

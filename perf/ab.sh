@@ -1,6 +1,6 @@
 #!/bin/bash
 # perf/ab.sh REV DIMS N [REG...]: the regularizer entries of git revision REV
-# (old) against the working tree's build (new), f32, in one process per link
+# (old) against the working tree's build (new), f32 (AB_PREC=f64: double), in one process per link
 # order, with a control (a second copy of the new build).  Builds REV's
 # kernels without CUDA into build/ab/tree-old (about a minute, once per REV),
 # the working tree's with make.  Both sides use the working tree's runtime
