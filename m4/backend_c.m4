@@ -296,7 +296,9 @@ m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++s
 # its last whole vector again, its lanes before the partial one adding 0:
 # GCC's scalar epilogue (up to 15 points with AVX-512, each a dependent add
 # after a square root) cost as much.  Only where stn_tail_here allows it: a
-# store with beta != 0 must not run twice
+# store with beta != 0 must not run twice.  stn_vstrips_plain serves the f64
+# values too: its pieces' lanes are then double (stn_real), 16 of them two
+# vectors, and a block of 16 points two lines, each prefetched
 m4_define([[stn_vlanes]], [[(ptrdiff_t)(STENC_VLB / sizeof(float))]])
 # stn_lanes_here(ACC): 1 where a chunk keeps double lanes: f32 sums, f64
 # values (no gradient: stn_j_beta 0), and the sums of rolling jobs in
@@ -509,7 +511,13 @@ stn_gtail_plain([[$1]])            }
 ]])
 # stn_interior(ACC, INTERIOR, BETA): the loop of a row's interior points,
 # st_ia <= i < st_ib, on body INTERIOR; with ACC = 1 the points' values add
-# into st_acc (in strips, see below); BETA = 1: unswitched on beta
+# into st_acc or the chunk's double lanes st_dl; BETA = 1: unswitched on
+# beta.  Values: f32 in float lanes a piece (stn_vstrips_tail; the beta !=
+# 0 copy in one float sum a piece), f64 values straight in double lanes
+# (stn_vstrips_plain: its pieces' lanes are double too; a buffer of 2048
+# values summed after the loop, before session 47, took the 2D f64 TV
+# value 1.4x a hand loop's time: perf/NOTES.md section 55), f64
+# value_grads into st_acc (stn_vrow_*).  Gradients only: stn_gtail
 m4_define([[stn_interior]], [[stn_unswitch([[$3]], [[m4_ifelse([[$1]]stn_sfx[[]]stn_tail_here([[$1]], [[$3]]), 1f321, [[stn_vstrips_tail([[$2]])]], [[$1$3]]stn_sfx, 10f64, [[stn_vstrips_plain([[$2]])]], [[$1]]stn_sfx, 1f32, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += STENC_VSTRIP) {
             const ptrdiff_t st_ie = st_ib - st_i0 < STENC_VSTRIP ? st_ib : st_i0 + STENC_VSTRIP;
             float st_fs = 0;
@@ -517,13 +525,7 @@ m4_pushdef([[stn_vacc]], [[st_fs += st_v;]])            #pragma omp simd reducti
             for (ptrdiff_t i = st_i0; i < st_ie; ++i) { $2 }
 m4_popdef([[stn_vacc]])            st_acc += (double)st_fs;
             }
-]], [[$1$3]], 11, [[m4_ifelse(stn_nt_here, 1, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[st_ia]], [[st_ib]], [[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[$1]], 1, [[            for (ptrdiff_t st_i0 = st_ia; st_i0 < st_ib; st_i0 += 2048) {
-            const ptrdiff_t st_ie = st_ib - st_i0 < 2048 ? st_ib : st_i0 + 2048;
-            stn_real st_vb[2048];
-stn_pf_loop([[st_i0]], [[st_ie]], [[{ const ptrdiff_t st_vi = i - st_i0; $2 }]])m4_dnl
-            stn_vsum(st_ie - st_i0)
-            }
-]], [[            #pragma omp simd
+]], [[$1$3]], 11, [[m4_ifelse(stn_nt_here, 1, [[stn_vrow_nt([[$2]])]], [[stn_vrow_plain([[st_ia]], [[st_ib]], [[$2]])]])]], [[$1]]stn_tail_here([[$1]], [[$3]]), 01, [[stn_gtail([[$2]])]], [[            #pragma omp simd
             for (ptrdiff_t i = st_ia; i < st_ib; ++i) { $2 }
 ]])]])]])
 
