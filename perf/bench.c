@@ -199,7 +199,7 @@ static void run_reg(void *p)
     if (rc != STENC_OK) { fprintf(stderr, "stenc-bench: %s failed: %s\n", reg_names[c->reg], stenc_strerror(rc)); exit(1); }
 }
 
-/* ---------------- peer: expert hand-written loops (perf/hand.h), float, neumann ---------------- */
+/* ---------------- peer: expert hand-written loops (perf/hand.h), float (the TV value also double), neumann ---------------- */
 #include "hand.h"
 
 /* the copy with streamed stores of its whole 64-byte lines (a plain
@@ -229,13 +229,16 @@ static void run_copy_nt(void *p)
         hand_fence();
     }
 }
-typedef struct { size_t nx, ny, nz; int dims; const float *x; float *g; double v; int what; } Peer;
+typedef struct { size_t nx, ny, nz; int dims, dbl; const void *x; void *g; double v; int what; } Peer;
 enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, HAND_GOODS_VALUE, HAND_HESS_VALUE, HAND_GOODS_GRAD, NHAND };
 /* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian, goods, hessian, goods */
 static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8, 7, 8, 7};
 /* whether hand loop w is written for D dimensions (the Hessian's two for 3D
- * only) */
-static int hand_has(int w, int D) { return (w != HAND_HESS_GRAD && w != HAND_HESS_VALUE) || D == 3; }
+ * only) and double (dbl 1: the TV value only; the others are float) */
+static int hand_has(int w, int D, int dbl)
+{
+    return ((w != HAND_HESS_GRAD && w != HAND_HESS_VALUE) || D == 3) && (!dbl || w == HAND_TV_VALUE);
+}
 /* a hand loop's entry: 0 value, 1 grad, 2 value_grad */
 static int hand_what(int w) { return w == HAND_TV_VALUE || w == HAND_GOODS_VALUE || w == HAND_HESS_VALUE ? 0 : w == HAND_TIKG_VG ? 2 : 1; }
 static const char *const entry_names[3] = {"value", "grad", "value_grad"};
@@ -244,7 +247,9 @@ _Static_assert(3 + 3 * NREG + NHAND <= RR_MAX, "round_robin's items: raise RR_MA
 static void run_peer(void *p)
 {
     Peer *c = p;
-    if (c->what == HAND_GOODS_VALUE && c->dims == 3) c->v = hand_goods_value3(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
+    if (c->dbl) /* hand_has: the TV value */
+        c->v = c->dims == 2 ? hand_tv2_value_f64(c->nx, c->ny, c->x, 1, 1, 1e-3) : hand_tv3_value_f64(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3);
+    else if (c->what == HAND_GOODS_VALUE && c->dims == 3) c->v = hand_goods_value3(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_GOODS_VALUE) c->v = hand_goods_value(c->nx, c->ny, 1, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_GOODS_GRAD) hand_goods_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_HESS_VALUE) c->v = hand_hess3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
@@ -253,22 +258,22 @@ static void run_peer(void *p)
     else if (c->what == HAND_LAP_GRAD) hand_lap3_grad(c->nx, c->ny, c->nz, c->x, 1, c->g);
     else if (c->what == HAND_TIKG_VG) c->v = hand_tikg_value_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, c->g);
     else if (c->dims == 2) {
-        if (c->what == HAND_TV_VALUE) c->v = hand_tv2_value(c->nx, c->ny, c->x, 1, 1, 1e-3f);
+        if (c->what == HAND_TV_VALUE) c->v = hand_tv2_value_f32(c->nx, c->ny, c->x, 1, 1, 1e-3f);
         else if (c->what == HAND_TV_GRAD) hand_tv2_grad(c->nx, c->ny, c->x, 1, 1, 1e-3f, c->g);
         else hand_tikg2_grad(c->nx, c->ny, c->x, 1, 1, c->g);
     } else {
-        if (c->what == HAND_TV_VALUE) c->v = hand_tv3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
+        if (c->what == HAND_TV_VALUE) c->v = hand_tv3_value_f32(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
         else if (c->what == HAND_TV_GRAD) hand_tv3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
         else hand_tikg3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, c->g);
     }
 }
 
-/* the yardstick must compute what stenc computes: value to 1e-5 relative,
- * gradient to 1e-4 of its largest component (float), both for value_grad;
- * else the run stops */
+/* the yardstick must compute what stenc computes: value to 1e-5 relative
+ * (1e-12 in double), gradient to 1e-4 of its largest component (float),
+ * both for value_grad; else the run stops */
 static void check_peer(Peer *pe, RegCall *rc, size_t N)
 {
-    float *gs = malloc(N * sizeof *gs), *gh = pe->g;
+    float *gs = malloc(N * (pe->dbl ? sizeof(double) : sizeof(float))), *gh = pe->g;
     rc->g = gs;
     if (call_reg(rc) != STENC_OK) { fprintf(stderr, "stenc-bench: reference call failed\n"); exit(1); }
     run_peer(pe);
@@ -283,7 +288,7 @@ static void check_peer(Peer *pe, RegCall *rc, size_t N)
     else snprintf(agree, sizeof agree, "%.1e", what == 0 ? verr : gerr);
     fprintf(stderr, "stenc-bench: hand-written %s %s %dD agrees with stenc to %s\n", reg_names[rc->reg], entry_names[what],
             pe->dims, agree);
-    if (!(verr < 1e-5 && gerr < 1e-4)) { fprintf(stderr, "stenc-bench: the hand-written loop is wrong\n"); exit(1); }
+    if (!(verr < (pe->dbl ? 1e-12 : 1e-5) && gerr < 1e-4)) { fprintf(stderr, "stenc-bench: the hand-written loop is wrong\n"); exit(1); }
     free(gs);
 }
 
@@ -373,13 +378,13 @@ int main(int argc, char **argv)
                     rcs[nrc] = (RegCall){nx, ny, nz, D, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
                     items[ni++] = (RoundItem){run_reg, &rcs[nrc++], {0}};
                 }
-            const int hand = !dbl && selected("handc");
+            const int hand = selected("handc");
             int hitem[NHAND] = {0}; /* each hand loop's item */
             for (int w = 0; w < NHAND && hand; ++w) {
-                if (!hand_has(w, D)) continue;
+                if (!hand_has(w, D, dbl)) continue;
                 hitem[w] = ni;
-                pes[w] = (Peer){nx, ny, nz, D, x, g, 0, w};
-                RegCall rc = {nx, ny, nz, D, 0, hand_what(w), STENC_NEUMANN, hand_reg[w], x, m, g, 0};
+                pes[w] = (Peer){nx, ny, nz, D, dbl, x, g, 0, w};
+                RegCall rc = {nx, ny, nz, D, dbl, hand_what(w), STENC_NEUMANN, hand_reg[w], x, m, g, 0};
                 check_peer(&pes[w], &rc, N);
                 items[ni++] = (RoundItem){run_peer, &pes[w], {0}};
             }
@@ -398,7 +403,7 @@ int main(int argc, char **argv)
                     prec, items[2 + k].t[0], bytes, rc->what == 0 ? "sum" : "copy", rc->what == 0 ? sum_gbs : copy_gbs);
             }
             for (int w = 0; w < NHAND && hand; ++w)
-                if (hand_has(w, D))
+                if (hand_has(w, D, dbl))
                     row(reg_names[hand_reg[w]], entry_names[hand_what(w)], "handc", D, nx, ny, nz, prec,
                         items[hitem[w]].t[0], (hand_what(w) == 0 ? 1.0 : 2.0) * (double)(N * es),
                         hand_what(w) == 0 ? "sum" : "copy", hand_what(w) == 0 ? sum_gbs : copy_gbs);
@@ -413,7 +418,7 @@ int main(int argc, char **argv)
                     }
             }
             for (int w = 0; w < NHAND && hand; ++w)
-                for (int k = 0; k < nrc && hand_has(w, D); ++k)
+                for (int k = 0; k < nrc && hand_has(w, D, dbl); ++k)
                     if (rcs[k].reg == hand_reg[w] && rcs[k].what == hand_what(w)) {
                         char pair[48];
                         snprintf(pair, sizeof pair, "stenc/hand %s", entry_names[hand_what(w)]);

@@ -77,10 +77,11 @@ static inline void hand_fence(void)
  * the newest plane's row that a 3D loop reads, as stenc's kernels
  * ask for it (STENC_PF_BYTES, perf/NOTES.md section 42); none for NULL */
 #define HAND_PF_BYTES 512
-static inline void hand_pf(const float *p, size_t at)
+static inline void hand_pf_bytes(const void *p, size_t bytes)
 {
-    if (p) __builtin_prefetch((const void *)((uintptr_t)p + sizeof(float) * at + HAND_PF_BYTES));
+    if (p) __builtin_prefetch((const void *)((uintptr_t)p + bytes + HAND_PF_BYTES));
 }
+static inline void hand_pf(const float *p, size_t at) { hand_pf_bytes(p, sizeof(float) * at); }
 /* 2D: the newest input row's line 2 KiB ahead of the point in use (P,
  * made HAND_PF2D_BYTES further than hand_pf's; as an integer, so a row
  * near the array's end is no pointer past it), as stenc's 2D gradients
@@ -158,55 +159,62 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
     } while (0)
 #define HAND_ROW(NT, g, A, B, i, PITCH, EXPR) HAND_ROW_PF(NT, g, A, B, i, NULL, PITCH, EXPR)
 
-/* ---- TV value, 2D and 3D ---- */
-static double hand_tv2_value(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps)
-{
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (size_t j = 0; j < ny; ++j) {
-        const float *r = x + nx * j, *u = j + 1 < ny ? r + nx : r; /* the last row's y differences are 0 */
-        float acc = 0;
-#pragma omp simd reduction(+ : acc)
-        for (size_t i = 0; i < nx - 1; ++i) {
-            float a = r[i + 1] - r[i], b = u[i] - r[i];
-            acc += sqrtf(eps + wx * a * a + wy * b * b);
-        }
-        float b = u[nx - 1] - r[nx - 1];
-        s += (double)acc + (double)sqrtf(eps + wy * b * b);
+/* ---- TV value, 2D and 3D, float and double ----
+ * HAND_TV_VALUES(SFX, T, SQRT): hand_tv2_value_SFX, hand_tv3_value_SFX for
+ * element type T.  A row's partial sums are T in vector registers (omp
+ * simd reduction; in 3D lane u of a line of 64 bytes takes point u of each
+ * line), each row's sum added in double.  In double every sum is double,
+ * as stenc's f64 values are (perf/NOTES.md section 55) */
+#define HAND_TV_VALUES(SFX, T, SQRT)                                                                               \
+    static double hand_tv2_value_##SFX(size_t nx, size_t ny, const T *restrict x, T wx, T wy, T eps)            \
+    {                                                                                                           \
+        double s = 0;                                                                                           \
+        _Pragma("omp parallel for reduction(+ : s) schedule(static)")                                          \
+        for (size_t j = 0; j < ny; ++j) {                                                                       \
+            const T *r = x + nx * j, *u = j + 1 < ny ? r + nx : r; /* the last row's y differences are 0 */   \
+            T acc = 0;                                                                                          \
+            _Pragma("omp simd reduction(+ : acc)")                                                              \
+            for (size_t i = 0; i < nx - 1; ++i) {                                                               \
+                T a = r[i + 1] - r[i], b = u[i] - r[i];                                                         \
+                acc += SQRT(eps + wx * a * a + wy * b * b);                                                     \
+            }                                                                                                   \
+            T b = u[nx - 1] - r[nx - 1];                                                                        \
+            s += (double)acc + (double)SQRT(eps + wy * b * b);                                                  \
+        }                                                                                                       \
+        return s;                                                                                               \
+    }                                                                                                           \
+    static double hand_tv3_value_##SFX(size_t nx, size_t ny, size_t nz, const T *restrict x, T wx, T wy, T wz,   \
+                                       T eps)                                                                   \
+    {                                                                                                           \
+        enum { L = 64 / sizeof(T) }; /* points a line */                                                        \
+        double s = 0;                                                                                           \
+        const size_t P = nx * ny;                                                                               \
+        _Pragma("omp parallel for collapse(2) reduction(+ : s) schedule(static)")                              \
+        for (size_t k = 0; k < nz; ++k)                                                                         \
+            for (size_t j = 0; j < ny; ++j) {                                                                   \
+                const T *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;     \
+                /* lines, each after the prefetch of row (j + 1, k + 1)'s (the next row's t: a row ahead, as    \
+                 * stenc's), point q of each line into lane q (registers), the lanes summed at the row's end */ \
+                T acc = 0, lane[L] = {0};                                                                       \
+                size_t i0 = 0;                                                                                  \
+                for (; i0 + L <= nx - 1; i0 += L) {                                                             \
+                    hand_pf_bytes(t, sizeof(T) * (nx + i0));                                                     \
+                    _Pragma("omp simd")                                                                         \
+                    for (size_t q = 0; q < L; ++q) lane[q] += HAND_TV3_TERM(SQRT, i0 + q);                     \
+                }                                                                                               \
+                _Pragma("omp simd reduction(+ : acc)")                                                          \
+                for (size_t i = i0; i < nx - 1; ++i) acc += HAND_TV3_TERM(SQRT, i);                            \
+                for (size_t q = 0; q < L; ++q) acc += lane[q];                                                  \
+                T b = u[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];                                         \
+                s += (double)acc + (double)SQRT(eps + wy * b * b + wz * c * c);                                 \
+            }                                                                                                   \
+        return s;                                                                                               \
     }
-    return s;
-}
-
-static double hand_tv3_value(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
-                             float eps)
-{
-    double s = 0;
-    const size_t P = nx * ny;
-#pragma omp parallel for collapse(2) reduction(+ : s) schedule(static)
-    for (size_t k = 0; k < nz; ++k)
-        for (size_t j = 0; j < ny; ++j) {
-            const float *r = x + nx * j + P * k, *u = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
-            /* lines of 16 points, each after the prefetch of row (j + 1,
-             * k + 1)'s (the next row's t: a row ahead, as stenc's), point u
-             * of each line into lane u (registers), the lanes summed at the
-             * row's end */
-            float acc = 0, lane[16] = {0};
-            size_t i0 = 0;
-#define HAND_TV3_TERM(i) sqrtf(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) + wz * (t[i] - r[i]) * (t[i] - r[i]))
-            for (; i0 + 16 <= nx - 1; i0 += 16) {
-                hand_pf(t, nx + i0);
-#pragma omp simd
-                for (size_t q = 0; q < 16; ++q) lane[q] += HAND_TV3_TERM(i0 + q);
-            }
-#pragma omp simd reduction(+ : acc)
-            for (size_t i = i0; i < nx - 1; ++i) acc += HAND_TV3_TERM(i);
-            for (size_t q = 0; q < 16; ++q) acc += lane[q];
-#undef HAND_TV3_TERM
-            float b = u[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
-            s += (double)acc + (double)sqrtf(eps + wy * b * b + wz * c * c);
-        }
-    return s;
-}
+#define HAND_TV3_TERM(SQRT, i)                                                                                     \
+    SQRT(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) +                  \
+         wz * (t[i] - r[i]) * (t[i] - r[i]))
+HAND_TV_VALUES(f32, float, sqrtf)
+HAND_TV_VALUES(f64, double, sqrt)
 
 /* ---- Good's roughness value, 2D and 3D (nz = 1: 2D, wz unused) ----
  * sum_p wx (s[p+ex] - s[p])^2 + wy (s[p+ey] - s[p])^2 [+ wz (s[p+ez] -
