@@ -451,7 +451,8 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
  * rows and that keeps rows a thread (a ring of partial rows, planes of
  * field rows; none: RING0 = RING1 = 0): RING0 rows of nx + 16 elements
  * for a tile of no rows, RING1 for one, so RING0 + (RING1 - RING0) * ty
- * for a tile of ty rows.  stenc_tile_rows's tile of BYTES, made smaller
+ * for a tile of ty rows.  stenc_tile_rows's tile of BYTES (for a job that
+ * keeps rows, a single plane's too), made smaller
  * (not below 8 rows) where the rows and the planes would take more than
  * BUDGET bytes (0: no bound), and then, for a job that keeps rows, made
  * even (stenc_even_tile_rows; the jobs that keep none, values and linear
@@ -467,8 +468,14 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
 STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t nplanes, size_t elem, size_t bytes,
                                        size_t budget, ptrdiff_t ring0, ptrdiff_t ring1, ptrdiff_t planes)
 {
-    const ptrdiff_t t = stenc_tile_rows(nx, nrows, nplanes, elem, bytes);
-    if (budget == 0 || nplanes <= 1 || t <= 8 || nx < 1 || ring0 < 0 || ring1 < ring0 || planes < 0) return t;
+    /* a job that keeps rows a tile row (RING1 > RING0) tiles a single plane
+     * too: its rows grow with the tile, and a whole plane's (Good's value
+     * on 2048 x 2048 x 1: 33 MiB of field rows a thread, allocated and
+     * tagged every call) took it 8-16x its time at two planes (perf/NOTES.md
+     * section 55) */
+    const int keeps = ring1 > ring0 && ring0 >= 0;
+    const ptrdiff_t t = stenc_tile_rows(nx, nrows, keeps && nplanes == 1 ? 2 : nplanes, elem, bytes);
+    if (budget == 0 || (nplanes <= 1 && !keeps) || t <= 8 || nx < 1 || ring0 < 0 || ring1 < ring0 || planes < 0) return t;
     const size_t row = (size_t)nx + 16, cap = budget / (elem > 0 ? elem : 1);
     /* elements: RING0 * row fixed, ((RING1 - RING0) * row + PLANES * nx) a tile row */
     if ((size_t)ring0 > cap / row) return 8;

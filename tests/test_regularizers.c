@@ -442,6 +442,57 @@ static double ref_local(const Reg *r, const Grid *G, int mode, const double *x, 
  * components (every row's ends and strip seams, a quarter of the rest)
  * against central differences of the reference, every component in f32
  * against f64. */
+/* value, value_grad's value and gradient of regularizer r on grid G in
+ * mode: against the reference, the gradient's components (every row's ends
+ * and strip seams, one in EVERY of the rest) against central differences of
+ * the reference, every component in f32 against f64 */
+static void check_large(const Reg *r, const Grid *G, int mode, uint64_t seed, size_t every)
+{
+    const int D = G->D;
+    rng_t rg = {seed};
+    double *x = dalloc(G->N), *m = dalloc(G->N), *g = dalloc(G->N), *gf = dalloc(G->N), *xp = dalloc(G->N);
+    dfill(x, G->N, &rg, r->xlo, r->xhi);
+    dfill(m, G->N, &rg, 0.5, 2);
+    /* the value too: on these grids every row's ends take the fast ends'
+     * code (rows of at least end_min points), in 3D as well */
+    double v = NAN, want = ref_value(r, G, mode, x, m);
+    CK_OK(call(r, 0, 0, G, mode, x, m, &v, 0, 0, NULL));
+    ck_assert_msg(reldiff(v, want, 1e-300) < 1e-12, "%s %dD %s value on %zux%zux%zu: %.17g vs reference %.17g", r->name, D,
+                  mname(mode), G->n[0], G->n[1], G->n[2], v, want);
+    /* value_grad's value: its own sums (the rolling rows count each row's
+     * values where they compute it, strip by strip) */
+    double vg = NAN;
+    dnan(g, G->N);
+    CK_OK(call(r, 0, 2, G, mode, x, m, &vg, 1, 0, g));
+    ck_assert_msg(reldiff(vg, want, 1e-300) < 1e-12, "%s %dD %s value_grad value on %zux%zux%zu: %.17g vs reference %.17g",
+                  r->name, D, mname(mode), G->n[0], G->n[1], G->n[2], vg, want);
+    dnan(g, G->N);
+    CK_OK(call(r, 0, 1, G, mode, x, m, NULL, 1, 0, g));
+    double gmax = 0;
+    for (size_t q = 0; q < G->N; ++q) gmax = fmax(gmax, fabs(g[q]));
+    memcpy(xp, x, G->N * sizeof *x);
+    const double h = 1e-6;
+    for (size_t q = 0; q < G->N; ++q) {
+        long c[3] = {(long)(q % G->n[0]), (long)(q / G->n[0] % G->n[1]), (long)(q / (G->n[0] * G->n[1]))};
+        long nx = (long)G->n[0];
+        if (q % every && c[0] >= 4 && c[0] < nx - 4 && (c[0] < 250 || c[0] > 262)) continue;
+        xp[q] = x[q] + h;
+        double fp = ref_local(r, G, mode, xp, m, c);
+        xp[q] = x[q] - h;
+        double fm = ref_local(r, G, mode, xp, m, c);
+        xp[q] = x[q];
+        double fd = (fp - fm) / (2 * h);
+        ck_assert_msg(fabs(fd - g[q]) <= 1e-6 * fmax(gmax, 1e-3), "%s %dD %s grad at (%ld,%ld,%ld): %.12g vs FD %.12g", r->name, D,
+                      mname(mode), c[0], c[1], c[2], g[q], fd);
+    }
+    dnan(gf, G->N);
+    CK_OK(call(r, 1, 1, G, mode, x, m, NULL, 1, 0, gf));
+    for (size_t q = 0; q < G->N; ++q)
+        ck_assert_msg(fabs(gf[q] - g[q]) <= 1e-4 * fmax(gmax, 1e-3), "%s %dD %s grad f32 at %zu: %.8g vs %.8g", r->name, D,
+                      mname(mode), q, gf[q], g[q]);
+    free(x); free(m); free(g); free(gf); free(xp);
+}
+
 START_TEST(large_grids_gradient)
 {
     const Reg *r = &regs[_i / 9];
@@ -455,49 +506,20 @@ START_TEST(large_grids_gradient)
                                                           make check-sanitize); nz >= 7: the reference's 7-point window
                                                           must not wrap onto itself */
     G.N = G.n[0] * G.n[1] * G.n[2];
-    rng_t rg = {7000 + (uint64_t)_i};
-    double *x = dalloc(G.N), *m = dalloc(G.N), *g = dalloc(G.N), *gf = dalloc(G.N), *xp = dalloc(G.N);
-    dfill(x, G.N, &rg, r->xlo, r->xhi);
-    dfill(m, G.N, &rg, 0.5, 2);
-    /* the value too: on these grids every row's ends take the fast ends'
-     * code (rows of at least end_min points), in 3D as well */
-    double v = NAN, want = ref_value(r, &G, mode, x, m);
-    CK_OK(call(r, 0, 0, &G, mode, x, m, &v, 0, 0, NULL));
-    ck_assert_msg(reldiff(v, want, 1e-300) < 1e-12, "%s %dD %s value on %zux%zux%zu: %.17g vs reference %.17g", r->name, D,
-                  mname(mode), G.n[0], G.n[1], G.n[2], v, want);
-    /* value_grad's value: its own sums (the rolling rows count each row's
-     * values where they compute it, strip by strip) */
-    double vg = NAN;
-    dnan(g, G.N);
-    CK_OK(call(r, 0, 2, &G, mode, x, m, &vg, 1, 0, g));
-    ck_assert_msg(reldiff(vg, want, 1e-300) < 1e-12, "%s %dD %s value_grad value on %zux%zux%zu: %.17g vs reference %.17g",
-                  r->name, D, mname(mode), G.n[0], G.n[1], G.n[2], vg, want);
-    dnan(g, G.N);
-    CK_OK(call(r, 0, 1, &G, mode, x, m, NULL, 1, 0, g));
-    double gmax = 0;
-    for (size_t q = 0; q < G.N; ++q) gmax = fmax(gmax, fabs(g[q]));
-    memcpy(xp, x, G.N * sizeof *x);
-    const double h = 1e-6;
-    for (size_t q = 0; q < G.N; ++q) {
-        long c[3] = {(long)(q % G.n[0]), (long)(q / G.n[0] % G.n[1]), (long)(q / (G.n[0] * G.n[1]))};
-        /* every row's ends and strip seams, a quarter of the rest (1/64 on the wide grid) */
-        long nx = (long)G.n[0];
-        if (q % (shape == 2 ? 64 : 4) && c[0] >= 4 && c[0] < nx - 4 && (c[0] < 250 || c[0] > 262)) continue;
-        xp[q] = x[q] + h;
-        double fp = ref_local(r, &G, mode, xp, m, c);
-        xp[q] = x[q] - h;
-        double fm = ref_local(r, &G, mode, xp, m, c);
-        xp[q] = x[q];
-        double fd = (fp - fm) / (2 * h);
-        ck_assert_msg(fabs(fd - g[q]) <= 1e-6 * fmax(gmax, 1e-3), "%s %dD %s grad at (%ld,%ld,%ld): %.12g vs FD %.12g", r->name, D,
-                      mname(mode), c[0], c[1], c[2], g[q], fd);
-    }
-    dnan(gf, G.N);
-    CK_OK(call(r, 1, 1, &G, mode, x, m, NULL, 1, 0, gf));
-    for (size_t q = 0; q < G.N; ++q)
-        ck_assert_msg(fabs(gf[q] - g[q]) <= 1e-4 * fmax(gmax, 1e-3), "%s %dD %s grad f32 at %zu: %.8g vs %.8g", r->name, D,
-                      mname(mode), q, gf[q], g[q]);
-    free(x); free(m); free(g); free(gf); free(xp);
+    check_large(r, &G, mode, 7000 + (uint64_t)_i, shape == 2 ? 64 : 4); /* a quarter (1/64 on the wide grid) */
+}
+END_TEST
+
+/* A 3D grid of one plane (Neumann: no z differences), 2500 rows of 16
+ * points: the jobs that keep rows a tile (rings, field rows) tile a single
+ * plane too (runtime stenc_fit_tile_rows; 2 tiles of 1250 rows in f64 with
+ * make's 1 MiB budget, 20 of 125 in make check-sanitize), the rest take it
+ * whole */
+START_TEST(one_plane_grids)
+{
+    const Reg *r = &regs[_i];
+    Grid G = {{16, 2500, 1}, 3, 16 * 2500};
+    check_large(r, &G, STENC_NEUMANN, 7500 + (uint64_t)_i, 16);
 }
 END_TEST
 
@@ -610,6 +632,7 @@ int main(void)
     shard_add_loop(tc, values_and_gradients, 0, (int)NREG * 6, sh);
     shard_add_loop(tc, fused_alpha_beta, 0, (int)NREG * 12, sh);
     shard_add_loop(tc, large_grids_gradient, 0, (int)NREG * 9, sh);
+    shard_add_loop(tc, one_plane_grids, 0, (int)NREG, sh);
     shard_add_loop(tc, offset_data_accuracy, 0, 6, sh);
     shard_add_test(tc, float_value_accuracy, sh);
     shard_add_test(tc, smallest_grids, sh);

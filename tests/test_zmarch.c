@@ -199,9 +199,11 @@ START_TEST(ring_tiles_fit_the_budget)
                                     for (size_t el = 4; el <= 8; el += 4) {
                                         const ptrdiff_t nx = nxs[a], nr = rows[b], r0 = r0s[c], r1 = r0 + slopes[d];
                                         const ptrdiff_t nplanes = np == 1 ? 1 : 300;
-                                        const ptrdiff_t t0 = stenc_tile_rows(nx, nr, nplanes, el, tiles[h]);
+                                        /* a single plane tiles like many where the job keeps rows */
+                                        const int tiled = nplanes > 1 || r1 > r0;
+                                        const ptrdiff_t t0 = stenc_tile_rows(nx, nr, tiled ? 300 : 1, el, tiles[h]);
                                         ptrdiff_t want = t0;
-                                        if (budgets[f] && nplanes > 1 && t0 > 8) {
+                                        if (budgets[f] && tiled && t0 > 8) {
                                             want = 8;
                                             for (ptrdiff_t ty = t0; ty > 8; --ty) {
                                                 const size_t bytes = ((size_t)(r0 + (r1 - r0) * ty) * (size_t)(nx + 16) +
@@ -209,7 +211,7 @@ START_TEST(ring_tiles_fit_the_budget)
                                                 if (bytes <= budgets[f]) { want = ty; break; }
                                             }
                                         }
-                                        if (budgets[f] && nplanes > 1 && t0 > 8 && r1 > 0) want = even_rows(nr, want);
+                                        if (budgets[f] && tiled && t0 > 8 && r1 > 0) want = even_rows(nr, want);
                                         const ptrdiff_t got = stenc_fit_tile_rows(nx, nr, nplanes, el, tiles[h], budgets[f],
                                                                                    r0, r1, pls[e]);
                                         ck_assert_msg(got == want, "nx %td rows %td ring %td+%td planes %td budget %zu: %td, not %td",
@@ -229,6 +231,12 @@ START_TEST(ring_tiles_fit_the_budget)
      * tiles of 128 rather than 239 + 17 */
     ck_assert_int_eq(stenc_fit_tile_rows(256, 256, 256, 4, 262144, 1048576, 34, 36, 2), 128);
     ck_assert_int_eq(stenc_even_tile_rows(256, 239), 128);
+    /* one plane: Good's 3D value on 2048 x 2048 x 1 (field rows 2 (ty + 1),
+     * one plane) tiles as with many planes (256 KiB: 32 rows), with or
+     * without a budget; a job that keeps no rows takes the plane whole */
+    ck_assert_int_eq(stenc_fit_tile_rows(2048, 2048, 1, 4, 262144, 1048576, 2, 4, 1), 32);
+    ck_assert_int_eq(stenc_fit_tile_rows(2048, 2048, 1, 4, 262144, 0, 2, 4, 1), 32);
+    ck_assert_int_eq(stenc_fit_tile_rows(2048, 2048, 1, 4, 1048576, 1048576, 0, 0, 3), 2048);
     ck_assert_int_eq(stenc_even_tile_rows(512, 117), 103);
     ck_assert_int_eq(stenc_even_tile_rows(17, 8), 8); /* three tiles of 6 would be below 8 */
     ck_assert_int_eq(stenc_even_tile_rows(100, 100), 100);
