@@ -34,7 +34,7 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
 
 /* a row's elements in the thread's buffer of field rows, 2D and 3D: the
  * width backend_c.m4 stn_job allocates its FSIZE rows with */
-#define FIELD_ROW_WIDTH "st_n0 + 16"
+#define FIELD_ROW_WIDTH "st_n0 + STENC_ROW_PAD"
 
 /* the ring rows of field Q's z offsets before Z, and of all fields (Q = F->n) */
 static long ring_rows_before(const Fields *F, int q, long z)

@@ -206,7 +206,7 @@ $2[[]]            }
 #   the row function's strips of field rows, the fill of row j's for the
 #   strip [st_fa, st_fe) with its row arrays' pointers, and the interior
 #   body that reads them ([[stn_rowfn_fields]])
-#   FSIZE (may be empty): the rows of st_n0 + 16 elements (gen/fields_print.c
+#   FSIZE (may be empty): the rows of st_n0 + STENC_ROW_PAD elements (gen/fields_print.c
 #   FIELD_ROW_WIDTH) of each thread's buffer of field rows (3D planes, 2D
 #   strip rings), allocated with the ring (stenc_alloc_lines: on a line
 #   2 KiB into a page): the planes' rows with empty tags (stenc_ftag_clear;
@@ -262,8 +262,8 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
                               stn_ring_rows(0), stn_ring_rows(1), stn_j_planes)]]);
     const ptrdiff_t st_tr = st_ty * st_n2r;
 ]])m4_ifelse(stn_j_acc, 1, [[    double st_part[256];
-]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by 16 elements: the ring's arrays do not alias in the caches */
-    const ptrdiff_t st_rw = st_n0 + 16;
+]])m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    /* rows padded by STENC_ROW_PAD elements: the ring's arrays do not alias in the caches */
+    const ptrdiff_t st_rw = st_n0 + STENC_ROW_PAD;
     const int st_nthr = stenc_omp_threads();
     if ((size_t)st_rw > (SIZE_MAX / sizeof(stn_real) / (size_t)st_nthr - STENC_PAGE_BYTES) / (size_t)(stn_j_roll_size)) return STENC_ERR_OVERFLOW;
     const size_t st_rper = stenc_thread_span((size_t)(stn_j_roll_size) * (size_t)st_rw, sizeof(stn_real));
@@ -272,7 +272,7 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;
     if (!st_ring || !st_rstate) { stenc_free_lines(st_ring); free(st_rstate_mem); return STENC_ERR_ALLOC; }
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
-    const size_t st_fwid = (size_t)(st_n0 + 16); /* gen/fields_print.c FIELD_ROW_WIDTH */
+    const size_t st_fwid = (size_t)(st_n0 + STENC_ROW_PAD); /* gen/fields_print.c FIELD_ROW_WIDTH */
     if (st_fwid > (SIZE_MAX / sizeof(stn_real) / (size_t)st_fthr - STENC_PAGE_BYTES) / (stn_j_fsize)) return STENC_ERR_OVERFLOW;
     const size_t st_fper = stenc_thread_span((stn_j_fsize) * st_fwid, sizeof(stn_real));
     stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));

@@ -17,6 +17,19 @@
 #define STENC_HD static inline
 #endif
 
+/* The elements a thread's ring row or field row has past the grid's row
+ * (st_rw = st_n0 + STENC_ROW_PAD): room for a row's value sum or tag, and
+ * a stagger, so that the rows of a ring do not fall on the addresses of
+ * the input rows that the same loops read, modulo the caches' 4 KiB.  16
+ * until session 47; 32 took the 3D TV gradient to 0.95-0.96 of its time
+ * at 256^3 and 512^3 (rows of 1 and 2 KiB), Huber's 0.97-0.99, the
+ * Hessian's 0.97-0.99, the Laplacian's 0.98 (48 and 80: TV the same,
+ * central TV and the Laplacian slower; perf/NOTES.md section 55 item 4).
+ * -DSTENC_ROW_PAD=... for another (at least 16) */
+#ifndef STENC_ROW_PAD
+#define STENC_ROW_PAD 32
+#endif
+
 #if !defined(__CUDACC__)
 /* Host threads for per-thread scratch buffers of the C kernels: the most a
  * parallel region can use, and the calling thread's number in it. */
@@ -30,7 +43,7 @@ static inline int stenc_omp_thread(void) { return 0; }
 #endif
 #include <stdint.h>
 /* A rolling value_grad's value sum of one ring row, kept in the row's
- * padding (the ring's rows are 16 elements longer than the grid's): P
+ * padding (the ring's rows are STENC_ROW_PAD elements longer than the grid's): P
  * points just past the row's points.  memcpy: the padding is float or
  * double, the sum a double (perf/NOTES.md section 22). */
 #include <string.h>
@@ -294,7 +307,7 @@ static inline void stenc_nt_fence(void)
 /* BYTES of memory (NULL when none), zeroed with ZERO, for the threads'
  * rings of partial rows and buffers of field rows; stenc_free_lines frees
  * it.  Its start is on a 64-byte line, 2 KiB into a 4 KiB page: its rows
- * (st_n0 + 16 elements apart) then start lines where st_n0 is a multiple
+ * (st_n0 + STENC_ROW_PAD elements apart) then start lines where st_n0 is a multiple
  * of a line's elements, and a row's stores do not share their addresses'
  * low 12 bits with the loads of the input rows (a page-aligned array's or
  * malloc's) that the same loop reads, which the core takes for a
@@ -449,7 +462,7 @@ STENC_HD ptrdiff_t stenc_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t npla
 
 /* The y tile of a 3D job whose rows read PLANES planes of the tile's input
  * rows and that keeps rows a thread (a ring of partial rows, planes of
- * field rows; none: RING0 = RING1 = 0): RING0 rows of nx + 16 elements
+ * field rows; none: RING0 = RING1 = 0): RING0 rows of nx + STENC_ROW_PAD elements
  * for a tile of no rows, RING1 for one, so RING0 + (RING1 - RING0) * ty
  * for a tile of ty rows.  stenc_tile_rows's tile of BYTES (for a job that
  * keeps rows, a single plane's too), made smaller
@@ -476,7 +489,7 @@ STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t 
     const int keeps = ring1 > ring0 && ring0 >= 0;
     const ptrdiff_t t = stenc_tile_rows(nx, nrows, keeps && nplanes == 1 ? 2 : nplanes, elem, bytes);
     if (budget == 0 || (nplanes <= 1 && !keeps) || t <= 8 || nx < 1 || ring0 < 0 || ring1 < ring0 || planes < 0) return t;
-    const size_t row = (size_t)nx + 16, cap = budget / (elem > 0 ? elem : 1);
+    const size_t row = (size_t)nx + STENC_ROW_PAD, cap = budget / (elem > 0 ? elem : 1);
     /* elements: RING0 * row fixed, ((RING1 - RING0) * row + PLANES * nx) a tile row */
     if ((size_t)ring0 > cap / row) return 8;
     const size_t per = (size_t)(ring1 - ring0) * row + (size_t)planes * (size_t)nx, left = cap - (size_t)ring0 * row;

@@ -170,7 +170,7 @@ START_TEST(chunks_fill_the_launch)
 END_TEST
 
 /* a rolling job's tile: stenc_tile_rows's, or with a budget the most rows
- * (not below 8) whose ring (RING0 + (RING1 - RING0) * ty rows of nx + 16)
+ * (not below 8) whose ring (RING0 + (RING1 - RING0) * ty rows of nx + STENC_ROW_PAD)
  * and planes (PLANES * ty rows of nx) fit it, found here by a search; then,
  * with a ring (RING1 > 0), the rows shared evenly over as many tiles of that
  * height as the rows need (unless that makes a tile below 8 rows) */
@@ -206,7 +206,7 @@ START_TEST(ring_tiles_fit_the_budget)
                                         if (budgets[f] && tiled && t0 > 8) {
                                             want = 8;
                                             for (ptrdiff_t ty = t0; ty > 8; --ty) {
-                                                const size_t bytes = ((size_t)(r0 + (r1 - r0) * ty) * (size_t)(nx + 16) +
+                                                const size_t bytes = ((size_t)(r0 + (r1 - r0) * ty) * (size_t)(nx + STENC_ROW_PAD) +
                                                                       (size_t)(pls[e] * ty * nx)) * el;
                                                 if (bytes <= budgets[f]) { want = ty; break; }
                                             }
@@ -221,14 +221,15 @@ START_TEST(ring_tiles_fit_the_budget)
                                         bounded += got < t0;
                                     }
     ck_assert_int_gt(bounded, tried / 20); /* the budget binds in a share of the cases */
-    /* the Hessian's 3D gradient at 512^3 f32 (ring 18 (ty + 2) + 97 rows,
-     * 3 planes) in 5/8 of 2 MiB: (327680 - 133 * 528) / (18 * 528 + 3 * 512)
-     * = 23.3 rows; without a budget the 128 rows of 256 KiB */
-    ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 1310720, 133, 151, 3), 23);
+    /* the Hessian's 3D gradient at 512^3 f32 (ring 18 (ty + 2) + 97 rows of
+     * 512 + 32, 3 planes) in 5/8 of 2 MiB: (327680 - 133 * 544) / (18 * 544 +
+     * 3 * 512) = 22.5 rows; without a budget the 128 rows of 256 KiB */
+    ck_assert_int_eq(STENC_ROW_PAD, 32);
+    ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 1310720, 133, 151, 3), 22);
     ck_assert_int_eq(stenc_fit_tile_rows(512, 512, 512, 4, 262144, 0, 133, 151, 3), 128);
     /* the TV gradient at 256^3 f32 (ring 2 (ty + 1) + 32 rows, 2 planes) in
-     * 1 MiB: (262144 - 34 * 272) / (2 * 272 + 2 * 256) = 239.5 rows, two
-     * tiles of 128 rather than 239 + 17 */
+     * 1 MiB: (262144 - 34 * 288) / (2 * 288 + 2 * 256) = 231.9 rows, two
+     * tiles of 128 rather than 231 + 25 */
     ck_assert_int_eq(stenc_fit_tile_rows(256, 256, 256, 4, 262144, 1048576, 34, 36, 2), 128);
     ck_assert_int_eq(stenc_even_tile_rows(256, 239), 128);
     /* one plane: Good's 3D value on 2048 x 2048 x 1 (field rows 2 (ty + 1),
