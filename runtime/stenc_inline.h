@@ -29,6 +29,9 @@
 #ifndef STENC_ROW_PAD
 #define STENC_ROW_PAD 32
 #endif
+#if STENC_ROW_PAD < 16
+#error "STENC_ROW_PAD must be at least 16 (a row's sum or tag lives in its padding)"
+#endif
 
 #if !defined(__CUDACC__)
 /* Host threads for per-thread scratch buffers of the C kernels: the most a
