@@ -5,7 +5,8 @@
  * of its own (all six orders in turn), medians over the rounds.
  *   ab DIMS N [REG...]   (REG: registry names, default all)
  * Environment: AB_REPS rounds (default 18), AB_WHAT 0/1/2 for value, grad
- * or value_grad only, AB_PREC f64 for the double entries (default f32).  Prints, per entry: new/old, and control/new. */
+ * or value_grad only, AB_PREC f64 for the double entries (default f32).
+ * Prints, per entry: new/old, and control/new. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
