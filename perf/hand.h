@@ -215,6 +215,8 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
          wz * (t[i] - r[i]) * (t[i] - r[i]))
 HAND_TV_VALUES(f32, float, sqrtf)
 HAND_TV_VALUES(f64, double, sqrt)
+#undef HAND_TV3_TERM
+#undef HAND_TV_VALUES
 
 /* ---- Good's roughness value, 2D and 3D (nz = 1: 2D, wz unused) ----
  * sum_p wx (s[p+ex] - s[p])^2 + wy (s[p+ey] - s[p])^2 [+ wz (s[p+ez] -
