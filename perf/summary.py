@@ -83,22 +83,23 @@ if duelpath:
     table("stenc against expert hand-written C in duels (stenc time / hand time, median of alternated pairs; 1.05 is the target)",
           ["stenc / hand", "quartiles", "pairs"], [dcells(d) + ratio(d) for d in hand])
     def cached(d):
-        """a grid of at most 2^21 points (128^3: 8 MiB a float array), in the
-        benchmark machines' L3: not a size issue 14 sets targets for"""
+        """a grid of at most 2^21 points (128^3: 8 MiB a float array; the
+        quick sizes 1024^2 and 128^3), in the benchmark machines' L3: not a
+        size issue 14 sets targets for"""
         return int(d['nx']) * int(d['ny']) * int(d['nz']) <= 1 << 21
     def counts(ds, what):
         """the count of WHAT(d) over the issue's sizes, then over the cached ones"""
         big, small = [d for d in ds if not cached(d)], [d for d in ds if cached(d)]
-        return (f"{sum(map(what, big))} of {len(big)}" +
-                (f" (in cache, 128^3: {sum(map(what, small))} of {len(small)})" if small else ""))
+        parts = ([f"{sum(map(what, big))} of {len(big)}"] if big else []) + \
+                ([f"in cache (grids of 2^21 points or fewer) {sum(map(what, small))} of {len(small)}"] if small else [])
+        return "; ".join(parts)
     if hand:
         print(f"\nWithin 1.05 of the hand loop in duels: {counts(hand, lambda d: float(d['median']) <= 1.05)}.")
     vgd = [d for d in duels if d['pair'] == 'value_grad/grad']
     if vgd:
         m = sorted(float(d['median']) for d in vgd if not cached(d))
         above = [d for d in vgd if float(d['median']) > 1.15]
-        if m:
-            print(f"\nvalue_grad / grad in duels: median {m[len(m)//2]:.2f}, max {m[-1]:.2f} over the issue's sizes; "
-                  f"above 1.15: {counts(vgd, lambda d: float(d['median']) > 1.15)}.")
+        spread = f"median {m[len(m)//2]:.2f}, max {m[-1]:.2f} over the issue's sizes; " if m else ""
+        print(f"\nvalue_grad / grad in duels: {spread}above 1.15: {counts(vgd, lambda d: float(d['median']) > 1.15)}.")
         table("value_grad / grad above 1.15 in duels", ["value_grad / grad", "quartiles", "pairs"],
               [dcells(d) + ratio(d) for d in above])
