@@ -55,16 +55,22 @@ table("stenc against expert hand-written C (stenc time / hand time; 1.05 is the 
 # the same on the GPU (perf/gpu_hand.cu): stenc's CUDA time / the hand-written kernel's
 table("stenc CUDA against expert hand-written CUDA (stenc time / hand time)", ["stenc / hand"],
       [f"{cells(k)} {d['cuda']/d['handcuda']:.2f} |" for k, d in sorted(by.items()) if 'cuda' in d and 'handcuda' in d])
-# value_grad vs grad
-vg = []
+def cached(nx, ny, nz):
+    """a grid of at most 2^21 points (128^3: 8 MiB a float array; the quick
+    sizes 1024^2 and 128^3), in the benchmark machines' L3: not a size issue
+    14 sets targets for"""
+    return int(nx) * int(ny) * int(nz) <= 1 << 21
+# value_grad vs grad, the issue's sizes apart from the cached ones
+vg = ([], [])
 for k, d in by.items():
     if k[1] == 'value_grad' and 'stenc' in d:
         g = by.get((k[0], 'grad') + k[2:], {}).get('stenc')
         if g:
-            vg.append(d['stenc'] / g)
-if vg:
-    vg.sort()
-    print(f"\nvalue_grad / grad time: median {vg[len(vg)//2]:.2f}, max {vg[-1]:.2f} over {len(vg)} kernels.")
+            vg[cached(*k[3:6])].append(d['stenc'] / g)
+for v, where in zip(vg, ("the issue's sizes", "in cache (grids of 2^21 points or fewer)")):
+    if v:
+        v.sort()
+        print(f"\nvalue_grad / grad time, {where}: median {v[len(v)//2]:.2f}, max {v[-1]:.2f} over {len(v)} kernels.")
 # against a baseline run (another build): time / baseline time, same entry
 if len(args) > 1:
     base = {key(r) + (r['backend'],): float(r['median_s']) for r in csv.DictReader(open(args[1]))}
@@ -82,14 +88,10 @@ if duelpath:
     hand = [d for d in duels if d['pair'].startswith('stenc/hand')]
     table("stenc against expert hand-written C in duels (stenc time / hand time, median of alternated pairs; 1.05 is the target)",
           ["stenc / hand", "quartiles", "pairs"], [dcells(d) + ratio(d) for d in hand])
-    def cached(d):
-        """a grid of at most 2^21 points (128^3: 8 MiB a float array; the
-        quick sizes 1024^2 and 128^3), in the benchmark machines' L3: not a
-        size issue 14 sets targets for"""
-        return int(d['nx']) * int(d['ny']) * int(d['nz']) <= 1 << 21
     def counts(ds, what):
         """the count of WHAT(d) over the issue's sizes, then over the cached ones"""
-        big, small = [d for d in ds if not cached(d)], [d for d in ds if cached(d)]
+        big = [d for d in ds if not cached(d['nx'], d['ny'], d['nz'])]
+        small = [d for d in ds if cached(d['nx'], d['ny'], d['nz'])]
         parts = ([f"{sum(map(what, big))} of {len(big)}"] if big else []) + \
                 ([f"in cache (grids of 2^21 points or fewer) {sum(map(what, small))} of {len(small)}"] if small else [])
         return "; ".join(parts)
@@ -97,7 +99,7 @@ if duelpath:
         print(f"\nWithin 1.05 of the hand loop in duels: {counts(hand, lambda d: float(d['median']) <= 1.05)}.")
     vgd = [d for d in duels if d['pair'] == 'value_grad/grad']
     if vgd:
-        m = sorted(float(d['median']) for d in vgd if not cached(d))
+        m = sorted(float(d['median']) for d in vgd if not cached(d['nx'], d['ny'], d['nz']))
         above = [d for d in vgd if float(d['median']) > 1.15]
         spread = f"median {m[len(m)//2]:.2f}, max {m[-1]:.2f} over the issue's sizes; " if m else ""
         print(f"\nvalue_grad / grad in duels: {spread}above 1.15: {counts(vgd, lambda d: float(d['median']) > 1.15)}.")
