@@ -1007,8 +1007,10 @@ typedef struct {
     int vfrom;           /* the value is a function of the slots (vuse) at its R point */
     int vdiag;           /* 3D: the value is summed by the row functions of the newest row (roll_counts) */
     int plane;           /* 3D: the newest plane computed a tile's plane at a time (roll_plan) */
-    int ext;             /* 3D: rows [rlo, n - rhi) in y and z roll, wider than the gather's interior (roll_extend) */
+    int ext;             /* 3D: R rows at and past the faces from the mapped functions (roll_mapped_helper) */
+    int wide;            /* 3D: rows [rlo, n - rhi) in y and z roll, wider than the gather's interior (roll_extend) */
     long rlo[3], rhi[3];
+    int rule;            /* 3D gradients: the rule by which Neumann border rows roll too (roll_rule), or RULE_NONE */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
@@ -1222,6 +1224,7 @@ typedef struct RedPlan {
     Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
     Node *gsum[MAXARR];      /* the gather form at interior points, per array (value_grad) */
     Node *gsum_g[MAXARR];    /* the same, terms collected, for gradients (ex_group_coef) */
+    int rule;                /* 3D: the interior gather's border rule in Neumann mode (rules.c) */
     char base[160];
     char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
     Fields F;                /* the value's point fields (fields.c): its row arrays from N on */
@@ -1832,14 +1835,25 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
  * with R->ext wider than the interior when the row is (roll_extend) */
 static void print_roll_bounds(FILE *a, const Roll *R)
 {
-    if (!R->ext) {
+    if (!R->wide && !R->rule) {
         fprintf(a, "        const ptrdiff_t st_rlo1 = st_ilo1, st_rhi1 = st_ihi1, st_rlo2 = st_ilo2, st_rhi2 = st_ihi2;\n");
         return;
     }
-    fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0;\n"
-               "        const ptrdiff_t st_rlo1 = st_rx ? %ld : st_ilo1, st_rhi1 = st_rx ? st_n1 - %ld : st_ihi1;\n"
-               "        const ptrdiff_t st_rlo2 = st_rx ? %ld : st_ilo2, st_rhi2 = st_rx ? st_n2 - %ld : st_ihi2;\n",
-            R->rlo[1], R->rhi[1], R->rlo[2], R->rhi[2]);
+    /* st_rc: every row rolls (Neumann mode, roll_rule) */
+    if (R->rule)
+        fprintf(a, "        /* in Neumann mode the border rows roll too: the partials past a face count as %s (gen/rules.c) */\n",
+                R->rule == RULE_CLAMP ? "the face's" : "zero");
+    fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0%s;\n", R->rule ? ", st_rc = st_rx && st_mode == STENC_NEUMANN" : "");
+    for (int d = 1; d < 3; ++d) {
+        const char *all = R->rule ? "st_rc ? " : "";
+        fprintf(a, "        const ptrdiff_t st_rlo%d = %s%s", d, all, R->rule ? "0 : " : "");
+        if (R->wide) fprintf(a, "st_rx ? %ld : st_ilo%d", R->rlo[d], d);
+        else fprintf(a, "st_ilo%d", d);
+        fprintf(a, ", st_rhi%d = %s%s", d, all, R->rule ? "st_n" : "");
+        if (R->rule) fprintf(a, "%d : ", d);
+        if (R->wide) fprintf(a, "st_rx ? st_n%d - %ld : st_ihi%d;\n", d, R->rhi[d], d);
+        else fprintf(a, "st_ihi%d;\n", d);
+    }
 }
 
 /* the per-thread bookkeeping of the ring (ROLL_INIT) and its size (ROLL_SIZE) */
@@ -1894,9 +1908,14 @@ static void print_roll_rows(FILE *f, const Roll *R, const RollIn *in, int strip)
     for (int u = 0; u < R->nuse; ++u) {
         if (roll_row_of(R, in, u) != u) continue;
         const Node *tp = in->P->dtaps[R->use[u].tap];
-        char jq[48], kq[48];
-        snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
-        snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -tp->idx[2].c : 0L);
+        char jq[64], kq[64];
+        if (R->rule == RULE_CLAMP) { /* only border rows' clamps take effect (roll_rule) */
+            snprintf(jq, sizeof jq, "stenc_iclamp(j%+ld, 0, st_n1 - 1)", -tp->idx[1].c);
+            snprintf(kq, sizeof kq, "stenc_iclamp(k%+ld, 0, st_n2 - 1)", -tp->idx[2].c);
+        } else {
+            snprintf(jq, sizeof jq, "j%+ld", -tp->idx[1].c);
+            snprintf(kq, sizeof kq, "%s%+ld", K, D == 3 ? -tp->idx[2].c : 0L);
+        }
         fprintf(f, "            const stn_real *stn_restrict st_r%d = ", u);
         if (strip && R->slot[R->use[u].slot].strip) print_strip_row(f, R, R->use[u].slot);
         else print_ring_row(f, R, R->use[u].slot, jq, kq);
@@ -2409,7 +2428,7 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
 static void roll_extend(const RollIn *in, Roll *R)
 {
     const RedPlan *P = in->P;
-    R->ext = 0;
+    R->wide = 0;
     for (int d = 1; d < 3; ++d) {
         const long omin = P->omin[d], omax = P->omax[d], w = omax - omin;
         R->rlo[d] = omax > (omin < 0) ? omax : (omin < 0);
@@ -2419,8 +2438,30 @@ static void roll_extend(const RollIn *in, Roll *R)
          * (a reach of 2 below the point gave rlo 1: row 1 read row -1) */
         if (R->rlo[d] < -omin) R->rlo[d] = -omin;
         if (R->rhi[d] < omax) R->rhi[d] = omax;
-        if (R->rlo[d] < (w > -omin ? w : -omin) || R->rhi[d] < (w > omax ? w : omax)) R->ext = 1;
+        if (R->rlo[d] < (w > -omin ? w : -omin) || R->rhi[d] < (w > omax ? w : omax)) R->wide = 1;
     }
+    R->ext = R->wide;
+}
+
+/* The rule by which a 3D gradient's border rows run the interior path in
+ * Neumann mode (the reduction's border_rule, rules.c), or RULE_NONE: the
+ * rows at the faces (y or z) then roll like the rest, their R rows past a
+ * face zeros (the mapped functions' st_zero: R->ext on) or, RULE_CLAMP,
+ * read at the face (print_roll_rows), instead of the border function's
+ * preimage sums over its cache (roll_border; perf/NOTES.md section 57).
+ * Gradients only: a value_grad's border rows count their values, which
+ * the interior path counts by other rows.  Not RULE_CLAMP with a slot read
+ * in the newest plane alone (lag 0) when that plane is ahead of the row
+ * (minz < 0): its ring holds that plane only, so the plane a clamp names
+ * at the top face is not in it. */
+static int roll_rule(const RollIn *in, Roll *R)
+{
+    const int rule = in->P->rule;
+    if (in->want_v || in->P->D != 3 || rule == RULE_NONE) return RULE_NONE;
+    for (int k = 0; k < R->nslot && rule == RULE_CLAMP && R->minz < 0; ++k)
+        if (R->slot[k].lag == 0) return RULE_NONE;
+    R->ext = 1;
+    return rule;
 }
 
 /* Point fields of the rolling rows (fields.c): a costly function of one tap
@@ -2480,6 +2521,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
      * Laplacian's), their rows at the faces from the mapped functions
      * (print_roll_newest_strip); perf/NOTES.md section 48 */
     if (D == 3 && (R->plane || (!*vg && !R->vdiag))) roll_extend(in, R);
+    R->rule = roll_rule(in, R);
     const int vs = R->vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and in 2D not when a value must then be computed apart (the gather
@@ -2712,6 +2754,7 @@ static int roll_form(const RollIn *in, FILE *help, RollText *t)
         for (int L = 0; L < R.nplane && R.ext; ++L) R.ext = roll_mapped_helper(m.f, &R, in, L);
         char *sm = str_close(&m);
         if (R.ext) fprintf(help, "%s", sm);
+        else R.wide = 0, R.rule = RULE_NONE;
         free(sm);
     }
     const int gv = vg || R.vslot >= 0 || R.vfrom || R.vdiag; /* the gather computes no values: they come from elsewhere */
@@ -3548,6 +3591,7 @@ static int plan_reduce(const Stencil *s, const Reduce *ru, RedPlan *P)
     P->N = P->E.nuser;
     plan_inputs(P);
     if (plan_taps(P)) return -1;
+    P->rule = border_rule(s, P->ndt, P->dtaps, P->part, P->diff);
     if (fields_plan(s, P->rv.f, P->N, &P->F) < 0) return gen_error(s->file, ru->line, "out of memory");
     func_base(s, ru->name, P->base, sizeof P->base);
     plan_texts(P);

@@ -170,6 +170,15 @@ int ex_reads(Node *n, int arr);
 /* does n use parameter p? */
 int ex_uses_param(Node *n, int p);
 
+/* ---- border rules (rules.c) ---- */
+/* which rule makes a 3D gradient's interior gather exact at the faces in
+ * Neumann mode: the partials at points past a face taken as zero, or as the
+ * face point's (RULE_CLAMP), or neither (RULE_NONE); found by evaluating
+ * the partials PART of the taps DTAPS on small grids (DIFF: the arrays
+ * differentiated) */
+enum { RULE_NONE, RULE_ZERO, RULE_CLAMP };
+int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff);
+
 /* ---- printing (print.c) ---- */
 /* How taps are written in C. */
 /* how a tap's indices are printed: direct, all mapped by the boundary mode

@@ -1,0 +1,260 @@
+/* stenc-gen: the border rule of a 3D gradient in Neumann mode, found by
+ * evaluating its partials on small grids.
+ *
+ * A gradient's interior point p gathers, for every differentiable tap t at
+ * offset o, the partial G_t at the point p - o.  At a face that sum is not
+ * the adjoint: Neumann mode reads a tap past the face at the face (the
+ * index clamped), so a point on the face also receives the partials of the
+ * taps that were clamped onto it, and the points p - o past the face do not
+ * exist.  For many stencils a simple rule about those missing rows makes
+ * the interior sum exact all the same:
+ *   RULE_ZERO   the partials at points past the face count as zero (forward
+ *               differences: the clamped tap's difference is 0 at the face,
+ *               and with it its partials, TV's and Huber's);
+ *   RULE_CLAMP  the partials at points past the face are those of the face
+ *               point (a tap and its mirror with the same partial: the
+ *               Laplacian, whose L is symmetric under the clamp).
+ * Which one holds is a property of the expression, so it is tested here on
+ * the expression itself: every partial evaluated in double at every point
+ * of small grids (1, 2, 3 and 2r + 3 points along y and z, every pair;
+ * 2r + 3 along x), three sets of random data (values near 1, of both signs,
+ * and near 0, so that selects and absolute values take each branch), the
+ * exact adjoint (each partial scattered to the clamped tap's point)
+ * against the rule's gather along y and z (x stays exact, as the kernels'
+ * x ends are).  A rule counts only when it agrees to 1e-10 of the
+ * gradient's scale on every grid and data set that evaluates to finite
+ * numbers, at least one does, and every tap index is relative to the
+ * point.  The kernels then run their border rows through the interior
+ * path (gen/emit.c roll_rule), and the test suites compare the result with
+ * independent references as for every other kernel. */
+#include "gen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    long n[3];              /* the grid */
+    double *val[MAXARR];    /* each array's values on it */
+    double par[MAXPARAM];
+    long q[3];              /* the point the taps are read from */
+    double *memo;           /* a node's value at q, by its id, where stamp says so */
+    unsigned *stamp, gen;
+} Eval;
+
+static long clamp_index(long v, long n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+static size_t lin(const long *n, const long *p) { return (size_t)(p[0] + n[0] * (p[1] + n[1] * p[2])); }
+
+static double eval_call(int fn, double a, double b)
+{
+    switch (fn) {
+    case F_SQRT: return sqrt(a);
+    case F_EXP: return exp(a);
+    case F_LOG: return log(a);
+    case F_ABS: return fabs(a);
+    case F_MIN: return a < b ? a : b;
+    case F_MAX: return a > b ? a : b;
+    case F_POW: return pow(a, b);
+    case F_SIN: return sin(a);
+    case F_COS: return cos(a);
+    case F_TAN: return tan(a);
+    case F_TANH: return tanh(a);
+    case F_ATAN: return atan(a);
+    case F_SINH: return sinh(a);
+    case F_COSH: return cosh(a);
+    case F_FLOOR: return floor(a);
+    case F_SIGN: return (double)((a > 0) - (a < 0));
+    }
+    return NAN;
+}
+
+static double eval_cmp(int op, double a, double b)
+{
+    switch (op) {
+    case C_LT: return a < b;
+    case C_LE: return a <= b;
+    case C_GT: return a > b;
+    case C_GE: return a >= b;
+    case C_EQ: return a == b;
+    case C_NE: return a != b;
+    }
+    return NAN;
+}
+
+/* N at point e->q, its taps read with Neumann's clamped indices */
+static double eval(Eval *e, const Node *n)
+{
+    if (e->stamp[n->id] == e->gen) return e->memo[n->id];
+    const double a = n->nargs > 0 && n->kind != E_SELECT ? eval(e, n->a[0]) : 0;
+    const double b = n->nargs > 1 && n->kind != E_SELECT ? eval(e, n->a[1]) : 0;
+    double v = NAN;
+    switch (n->kind) {
+    case E_NUM: v = n->num; break;
+    case E_PARAM: v = e->par[n->ref]; break;
+    case E_TAP: {
+        long p[3];
+        for (int d = 0; d < 3; ++d) p[d] = clamp_index(e->q[d] + n->idx[d].c, e->n[d]);
+        v = e->val[n->ref][lin(e->n, p)];
+        break;
+    }
+    case E_ADD: v = a + b; break;
+    case E_SUB: v = a - b; break;
+    case E_MUL: v = a * b; break;
+    case E_DIV: v = a / b; break;
+    case E_NEG: v = -a; break;
+    case E_POWI: v = pow(a, n->op); break;
+    case E_CALL: v = eval_call(n->op, a, b); break;
+    case E_SELECT: v = eval(e, n->a[0]) != 0 ? eval(e, n->a[1]) : eval(e, n->a[2]); break;
+    case E_CMP: v = eval_cmp(n->op, a, b); break;
+    }
+    e->stamp[n->id] = e->gen;
+    e->memo[n->id] = v;
+    return v;
+}
+
+/* a deterministic stream of numbers in [lo, hi) */
+static double next_uniform(unsigned long long *state, double lo, double hi)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * (double)(*state >> 11) / 9007199254740992.0;
+}
+
+typedef struct {
+    const Stencil *s;
+    int ndt;
+    Node *const *dtaps, *const *part;
+    const int *diff;
+} RuleIn;
+
+/* the partial of tap t at point q of the grid, into g[t * npts + lin(q)] */
+static int eval_partials(const RuleIn *in, Eval *e, double *g, size_t npts)
+{
+    long q[3];
+    for (q[2] = 0; q[2] < e->n[2]; ++q[2])
+        for (q[1] = 0; q[1] < e->n[1]; ++q[1])
+            for (q[0] = 0; q[0] < e->n[0]; ++q[0]) {
+                memcpy(e->q, q, sizeof q);
+                ++e->gen;
+                for (int t = 0; t < in->ndt; ++t) {
+                    const double v = eval(e, in->part[t]);
+                    if (!isfinite(v)) return 0;
+                    g[(size_t)t * npts + lin(e->n, q)] = v;
+                }
+            }
+    return 1;
+}
+
+/* the partials G gathered by RULE (x exact: each tap's points whose
+ * clamped x lands on p's x), or by the exact adjoint (RULE_NONE: every
+ * tap scattered to its clamped point), into grad (array a's, all points) */
+static void gather_rule(const RuleIn *in, const long *n, const double *g, int a, int rule, double *grad)
+{
+    const size_t npts = (size_t)(n[0] * n[1] * n[2]);
+    memset(grad, 0, npts * sizeof *grad);
+    for (int t = 0; t < in->ndt; ++t) {
+        if (in->dtaps[t]->ref != a) continue;
+        const Index *o = in->dtaps[t]->idx;
+        long p[3], q[3];
+        for (p[2] = 0; p[2] < n[2]; ++p[2])
+            for (p[1] = 0; p[1] < n[1]; ++p[1])
+                for (q[0] = 0; q[0] < n[0]; ++q[0]) {
+                    q[1] = p[1], q[2] = p[2];
+                    long to[3] = {clamp_index(q[0] + o[0].c, n[0]), p[1], p[2]};
+                    int past = 0;
+                    if (rule == RULE_NONE) /* q = p here: scatter from it */
+                        for (int d = 1; d < 3; ++d) to[d] = clamp_index(q[d] + o[d].c, n[d]);
+                    else
+                        for (int d = 1; d < 3; ++d) {
+                            q[d] = p[d] - o[d].c;
+                            past |= q[d] < 0 || q[d] >= n[d];
+                            q[d] = clamp_index(q[d], n[d]);
+                        }
+                    if (past && rule == RULE_ZERO) continue;
+                    grad[lin(n, to)] += g[(size_t)t * npts + lin(n, q)];
+                }
+    }
+}
+
+/* whether RULE gives every differentiable array's exact gradient on grid n
+ * with the data e holds: 1 yes, 0 no, -1 not evaluated (not finite) */
+static int rule_on_grid(const RuleIn *in, Eval *e, int rule)
+{
+    const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
+    double *g = malloc((size_t)in->ndt * npts * sizeof *g), *ex = malloc(npts * sizeof *ex),
+           *ru = malloc(npts * sizeof *ru);
+    int ok = g && ex && ru ? eval_partials(in, e, g, npts) ? 1 : -1 : 0;
+    for (int a = 0; a < in->s->narr && ok == 1; ++a) {
+        if (!in->diff[a]) continue;
+        gather_rule(in, e->n, g, a, RULE_NONE, ex);
+        gather_rule(in, e->n, g, a, rule, ru);
+        double scale = 0, err = 0;
+        for (size_t p = 0; p < npts; ++p) {
+            scale = fmax(scale, fabs(ex[p]));
+            err = fmax(err, fabs(ex[p] - ru[p]));
+        }
+        ok = err <= 1e-10 * scale;
+    }
+    free(g); free(ex); free(ru);
+    return ok;
+}
+
+/* RULE on every grid and data set: 1 when it holds (and one evaluated) */
+static int rule_holds(const RuleIn *in, Eval *e, int rule, long reach)
+{
+    static const double range[3][2] = {{0.5, 1.5}, {-2, 2}, {-0.01, 0.01}};
+    const long sizes[4] = {1, 2, 3, 2 * reach + 3};
+    int evaluated = 0;
+    for (int set = 0; set < 3; ++set)
+        for (int y = 0; y < 4; ++y)
+            for (int z = 0; z < 4; ++z) {
+                unsigned long long st = 12345u + 1000u * (unsigned)set + 10u * (unsigned)y + (unsigned)z;
+                e->n[0] = 2 * reach + 3, e->n[1] = sizes[y], e->n[2] = sizes[z];
+                const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
+                int ok = 1;
+                for (int a = 0; a < in->s->narr && ok; ++a) {
+                    e->val[a] = malloc(npts * sizeof(double));
+                    ok = e->val[a] != NULL;
+                    for (size_t p = 0; ok && p < npts; ++p) e->val[a][p] = next_uniform(&st, range[set][0], range[set][1]);
+                }
+                for (int p = 0; p < in->s->nparam; ++p) e->par[p] = next_uniform(&st, 0.5, 1.5);
+                const int r = ok ? rule_on_grid(in, e, rule) : 0;
+                for (int a = 0; a < in->s->narr; ++a) { free(e->val[a]); e->val[a] = NULL; }
+                if (r == 0) return 0;
+                evaluated += r == 1;
+            }
+    return evaluated > 0;
+}
+
+int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff)
+{
+    if (s->dims != 3 || ndt == 0) return RULE_NONE;
+    for (int a = 0; a < s->narr; ++a)
+        for (int d = 0; d < 3; ++d)
+            if (s->arr[a].ext[d] != 0) return RULE_NONE;
+    long reach = 1; /* every tap's, the partials' included: the x grid holds them apart from the faces */
+    for (int t = 0; t < ndt; ++t) {
+        Node *taps[MAXTAP + 1];
+        const int nt = ex_taps(part[t], -1, taps, MAXTAP);
+        if (nt > MAXTAP) return RULE_NONE;
+        taps[nt] = dtaps[t];
+        for (int u = 0; u <= nt; ++u)
+            for (int d = 0; d < 3; ++d) {
+                if (taps[u]->idx[d].kind != IK_VAR) return RULE_NONE;
+                reach = labs(taps[u]->idx[d].c) > reach ? labs(taps[u]->idx[d].c) : reach;
+            }
+    }
+    const RuleIn in = {s, ndt, dtaps, part, diff};
+    Eval e;
+    memset(&e, 0, sizeof e);
+    const size_t nn = ex_count();
+    e.memo = malloc(nn * sizeof *e.memo);
+    e.stamp = calloc(nn, sizeof *e.stamp);
+    int rule = RULE_NONE;
+    if (e.memo && e.stamp) {
+        if (rule_holds(&in, &e, RULE_ZERO, reach)) rule = RULE_ZERO;
+        else if (rule_holds(&in, &e, RULE_CLAMP, reach)) rule = RULE_CLAMP;
+    }
+    free(e.memo);
+    free(e.stamp);
+    return rule;
+}
