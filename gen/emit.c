@@ -2449,15 +2449,17 @@ static void roll_extend(const RollIn *in, Roll *R)
  * face zeros (the mapped functions' st_zero: R->ext on) or, RULE_CLAMP,
  * read at the face (print_roll_rows), instead of the border function's
  * preimage sums over its cache (roll_border; perf/NOTES.md section 57).
- * Gradients only: a value_grad's border rows count their values, which
- * the interior path counts by other rows.  Not RULE_CLAMP with a slot read
+ * Gradients, and the value_grads whose rows take their values from the
+ * ring's factors at the row itself (vfrom: the Laplacian's; the mapped
+ * functions compute those too); others count values by the newest row's
+ * function or a value slot, which the mapped functions leave out.  Not RULE_CLAMP with a slot read
  * in the newest plane alone (lag 0) when that plane is ahead of the row
  * (minz < 0): its ring holds that plane only, so the plane a clamp names
  * at the top face is not in it. */
 static int roll_rule(const RollIn *in, Roll *R)
 {
     const int rule = in->P->rule;
-    if (in->want_v || in->P->D != 3 || rule == RULE_NONE) return RULE_NONE;
+    if ((in->want_v && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3 || rule == RULE_NONE) return RULE_NONE;
     for (int k = 0; k < R->nslot && rule == RULE_CLAMP && R->minz < 0; ++k)
         if (R->slot[k].lag == 0) return RULE_NONE;
     R->ext = 1;
