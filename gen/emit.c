@@ -1011,6 +1011,7 @@ typedef struct {
     int wide;            /* 3D: rows [rlo, n - rhi) in y and z roll, wider than the gather's interior (roll_extend) */
     long rlo[3], rhi[3];
     int rule;            /* 3D gradients: the rule by which Neumann border rows roll too (roll_rule), or RULE_NONE */
+    int valid;           /* 3D gradients: valid mode's border rows roll too (roll_rule) */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
     Use use[4 * MAXTAP];
@@ -1835,22 +1836,27 @@ static void print_roll_catchup(FILE *f, const Roll *R, const RollIn *in)
  * with R->ext wider than the interior when the row is (roll_extend) */
 static void print_roll_bounds(FILE *a, const Roll *R)
 {
-    if (!R->wide && !R->rule) {
+    if (!R->wide && !R->rule && !R->valid) {
         fprintf(a, "        const ptrdiff_t st_rlo1 = st_ilo1, st_rhi1 = st_ihi1, st_rlo2 = st_ilo2, st_rhi2 = st_ihi2;\n");
         return;
     }
-    /* st_rc: every row rolls (Neumann mode, roll_rule) */
-    if (R->rule)
-        fprintf(a, "        /* in Neumann mode the border rows roll too: the partials past a face count as %s (gen/rules.c) */\n",
-                R->rule == RULE_CLAMP ? "the face's" : "zero");
-    fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0%s;\n", R->rule ? ", st_rc = st_rx && st_mode == STENC_NEUMANN" : "");
+    const int all = R->rule || R->valid;
+    if (all) /* st_rc: every row rolls (roll_rule) */
+        fprintf(a, "        /* the border rows roll too:%s%s%s (gen/rules.c) */\n",
+                R->valid ? " in valid mode (the R rows outside its domain are zeros)" : "", R->valid && R->rule ? "," : "",
+                !R->rule ? "" : R->rule == RULE_CLAMP ? " in Neumann mode (the partials past a face count as the face's)"
+                                                       : " in Neumann mode (the partials past a face count as zero)");
+    fprintf(a, "        const int st_rx = st_ilo0 < st_ihi0");
+    if (all)
+        fprintf(a, ", st_rc = st_rx && (%s%s%s)", R->rule ? "st_mode == STENC_NEUMANN" : "", R->rule && R->valid ? " || " : "",
+                R->valid ? "st_mode == STENC_VALID" : "");
+    fprintf(a, ";\n");
     for (int d = 1; d < 3; ++d) {
-        const char *all = R->rule ? "st_rc ? " : "";
-        fprintf(a, "        const ptrdiff_t st_rlo%d = %s%s", d, all, R->rule ? "0 : " : "");
+        fprintf(a, "        const ptrdiff_t st_rlo%d = %s", d, all ? "st_rc ? 0 : " : "");
         if (R->wide) fprintf(a, "st_rx ? %ld : st_ilo%d", R->rlo[d], d);
         else fprintf(a, "st_ilo%d", d);
-        fprintf(a, ", st_rhi%d = %s%s", d, all, R->rule ? "st_n" : "");
-        if (R->rule) fprintf(a, "%d : ", d);
+        fprintf(a, ", st_rhi%d = ", d);
+        if (all) fprintf(a, "st_rc ? st_n%d : ", d);
         if (R->wide) fprintf(a, "st_rx ? st_n%d - %ld : st_ihi%d;\n", d, R->rhi[d], d);
         else fprintf(a, "st_ihi%d;\n", d);
     }
@@ -2444,24 +2450,29 @@ static void roll_extend(const RollIn *in, Roll *R)
 }
 
 /* The rule by which a 3D gradient's border rows run the interior path in
- * Neumann mode (the reduction's border_rule, rules.c), or RULE_NONE: the
- * rows at the faces (y or z) then roll like the rest, their R rows past a
- * face zeros (the mapped functions' st_zero: R->ext on) or, RULE_CLAMP,
- * read at the face (print_roll_rows), instead of the border function's
- * preimage sums over its cache (roll_border; perf/NOTES.md section 57).
+ * Neumann mode (the reduction's border_rule, rules.c), or RULE_NONE, and
+ * (R->valid) whether they do in valid mode: the rows at the faces (y or z)
+ * then roll like the rest, their R rows past a face (valid mode: outside
+ * the domain) zeros (the mapped functions' st_zero: R->ext on) or,
+ * RULE_CLAMP, read at the face (print_roll_rows), instead of the border
+ * function's preimage sums over its cache (roll_border; perf/NOTES.md
+ * section 57).  Valid mode needs no rule: its adjoint is the gather over
+ * the domain's R points, every other R point a zero.  Not valid mode with
+ * RULE_CLAMP (its clamped rows could name an R point of the domain).
  * Gradients, and the value_grads whose rows take their values from the
  * ring's factors at the row itself (vfrom: the Laplacian's; the mapped
  * functions compute those too); others count values by the newest row's
- * function or a value slot, which the mapped functions leave out.  Not RULE_CLAMP with a slot read
- * in the newest plane alone (lag 0) when that plane is ahead of the row
- * (minz < 0): its ring holds that plane only, so the plane a clamp names
- * at the top face is not in it. */
+ * function or a value slot, which the mapped functions leave out.  Not
+ * RULE_CLAMP with a slot read in the newest plane alone (lag 0) when that
+ * plane is ahead of the row (minz < 0): its ring holds that plane only, so
+ * the plane a clamp names at the top face is not in it. */
 static int roll_rule(const RollIn *in, Roll *R)
 {
-    const int rule = in->P->rule;
-    if ((in->want_v && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3 || rule == RULE_NONE) return RULE_NONE;
+    int rule = in->P->rule;
+    if ((in->want_v && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3) return RULE_NONE;
     for (int k = 0; k < R->nslot && rule == RULE_CLAMP && R->minz < 0; ++k)
-        if (R->slot[k].lag == 0) return RULE_NONE;
+        if (R->slot[k].lag == 0) rule = RULE_NONE;
+    R->valid = rule != RULE_CLAMP;
     R->ext = 1;
     return rule;
 }
@@ -2756,7 +2767,7 @@ static int roll_form(const RollIn *in, FILE *help, RollText *t)
         for (int L = 0; L < R.nplane && R.ext; ++L) R.ext = roll_mapped_helper(m.f, &R, in, L);
         char *sm = str_close(&m);
         if (R.ext) fprintf(help, "%s", sm);
-        else R.wide = 0, R.rule = RULE_NONE;
+        else R.wide = R.valid = 0, R.rule = RULE_NONE;
         free(sm);
     }
     const int gv = vg || R.vslot >= 0 || R.vfrom || R.vdiag; /* the gather computes no values: they come from elsewhere */

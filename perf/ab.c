@@ -5,7 +5,8 @@
  * of its own (all six orders in turn), medians over the rounds.
  *   ab DIMS N [REG...]   (REG: registry names, default all)
  * Environment: AB_REPS rounds (default 18), AB_WHAT 0/1/2 for value, grad
- * or value_grad only, AB_PREC f64 for the double entries (default f32).
+ * or value_grad only, AB_PREC f64 for the double entries (default f32),
+ * AB_MODE valid / periodic for that boundary mode (default Neumann).
  * Prints, per entry: new/old, and control/new. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
     const int reps = getenv("AB_REPS") ? atoi(getenv("AB_REPS")) : 18;
     const int only = getenv("AB_WHAT") ? atoi(getenv("AB_WHAT")) : -1;
     const int dbl = getenv("AB_PREC") && strcmp(getenv("AB_PREC"), "f64") == 0;
+    const char *ms = getenv("AB_MODE") ? getenv("AB_MODE") : "neumann";
+    const int mode = !strcmp(ms, "valid") ? STENC_VALID : !strcmp(ms, "periodic") ? STENC_PERIODIC : STENC_NEUMANN;
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     if ((dims != 2 && dims != 3) || n < 8 || reps < 1 || reps > 600) { fprintf(stderr, "ab: bad arguments\n"); return 2; }
     void *x = malloc(N * es), *m = malloc(N * es), *g = calloc(N, es);
@@ -54,7 +57,7 @@ int main(int argc, char **argv)
         if (!selected(reg_names[reg], argc, argv)) continue;
         for (int what = 0; what < 3; ++what) {
             if (only >= 0 && what != only) continue;
-            RegCall c = {n, n, dims == 3 ? n : 1, dims, dbl, what, STENC_NEUMANN, reg, x, m, g, 0};
+            RegCall c = {n, n, dims == 3 ? n : 1, dims, dbl, what, mode, reg, x, m, g, 0};
             double v[3] = {0, 0, 0};
             for (int r = -1; r < reps; ++r) /* round -1: warm-up */
                 for (int s = 0; s < 3; ++s) {

@@ -9,7 +9,7 @@
 # holds in both link orders, well outside the control/new ratios' spread
 # (perf/NOTES.md section 20: the call order and the code's placement alone
 # move a ratio by up to 10% on the development VM).  Environment: AB_REPS,
-# AB_WHAT (perf/ab.c).
+# AB_WHAT, AB_PREC, AB_MODE (perf/ab.c).
 set -euo pipefail
 if [ $# -lt 3 ]; then echo "usage: perf/ab.sh REV DIMS N [REG...]" >&2; exit 2; fi
 rev=$1; shift
