@@ -3671,6 +3671,10 @@ static void dump_gather(FILE *dump, const RedPlan *P)
                   "# by the values it reads; each point gathers the partials of the points\n"
                   "# whose R reads it (interior points; borders: exact enumeration of the\n"
                   "# boundary mode's preimages, see docs/language.md)\n", D == 3 ? "[i,j,k]" : "[i,j]");
+    if (P->rule) /* gen/rules.c; tests/adj_listing.py checks the claim */
+        fprintf(dump, "# at the faces in Neumann mode this gather is exact with the partials\n"
+                      "# past a face taken as %s (found when generated)\n",
+                P->rule == RULE_CLAMP ? "those of the face point" : "zero");
     fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
     Node *roots[MAXTAP + 1];
     char names[MAXTAP + 1][16], *notes[MAXTAP + 1];

@@ -5,6 +5,11 @@ evaluated as written on a small periodic grid of random values, and its
 gradient compared with central differences of sum_p R(p) computed from the
 listing's own R line.  A wrong partial, a wrong shift in the gather, a
 name used before its line or a parenthesis the printer dropped fails it.
+Where a 3D gradient's listing says its gather stays exact at the faces in
+Neumann mode by a rule (the partials past a face zero, or the face
+point's), the rule is checked the same way: the gather at face points,
+the partials it names past a face replaced as the rule says, against
+central differences of sum_p R(p) with the reads clamped to the grid.
 The listings of array-kernel adjoints are read back for their form: each
 name defined before its use, each line an expression Python can parse.
 
@@ -132,6 +137,60 @@ def check_reduction(body, dims, params, arrays, rng):
     return worst
 
 
+def check_face_rule(body, rule, params, rng):
+    """max relative difference, at points on the y and z faces (x inside),
+    of the listed gather with RULE applied to its partials past a face from
+    central differences of the Neumann sum of R (reads clamped)"""
+    text = " ".join(e for _, e in body)
+    reach = max([1] + [int(c) for c in re.findall(r"[ijk][+-](\d+)", text)])
+    n = (4 * reach + 2, 5, 4)
+    grid = [(i, j, k) for i in range(n[0]) for j in range(n[1]) for k in range(n[2])]
+    names = [nm for nm, _ in body]
+    arrays = {}
+    for a in set(re.findall(r"\b([A-Za-z_]\w*)\[", text)):
+        if a not in names and not a.endswith("_grad"):
+            arrays[a] = {p: rng.uniform(0.5, 1.5) for p in grid}
+    L = Listing(body, 3, params, arrays)
+    clamp = lambda ix: tuple(min(max(ix[d], 0), n[d] - 1) for d in range(3))
+
+    def bind():
+        cache = {}
+        for a, vals in arrays.items():
+            L.env[a] = (lambda v: lambda *ix: v[clamp(ix)])(vals)
+        for name in L.defined:
+            plain = (lambda nm: lambda *ix: L.evaluate(nm, tuple(ix), cache))(name)
+            if re.match(r"d\d+$", name):
+                def ruled(*ix, f=plain):
+                    if all(0 <= ix[d] < n[d] for d in (1, 2)):
+                        return f(*ix)
+                    return 0.0 if rule == "zero" else f(*clamp(ix))
+                L.env[name] = ruled
+            else:
+                L.env[name] = plain
+
+    def total():
+        bind()
+        return math.fsum(L.env["R"](*p) for p in grid)
+
+    faces = [p for p in grid if 2 * reach <= p[0] < n[0] - 2 * reach and (p[1] in (0, n[1] - 1) or p[2] in (0, n[2] - 1))]
+    worst = 0.0
+    for g in [nm[4:-1] for nm in names if nm.startswith("all(")]:
+        arr = g[: -len("_grad")]
+        for p in rng.sample(faces, min(8, len(faces))):
+            bind()
+            listed = L.env[g](*p)
+            v = arrays[arr][p]
+            h = 1e-6 * max(1.0, abs(v))
+            arrays[arr][p] = v + h
+            up = total()
+            arrays[arr][p] = v - h
+            dn = total()
+            arrays[arr][p] = v
+            fd = (up - dn) / (2 * h)
+            worst = max(worst, abs(listed - fd) / max(1.0, abs(fd)))
+    return worst
+
+
 def main():
     gen, stns = sys.argv[1], sys.argv[2:]
     rng = random.Random(7)
@@ -163,6 +222,15 @@ def main():
                         ok = err < 1e-6
                         print("%s %s: listed gradient against central differences of its R: %.1e%s"
                               % (base, kname, err, "" if ok else "  FAILED"))
+                        m = re.search(r"past a face taken as (zero|those of the face point)", " ".join(head))
+                        if m:
+                            checks += 1
+                            rule = "zero" if m.group(1) == "zero" else "clamp"
+                            ferr = check_face_rule(body, rule, params, rng)
+                            fok = ferr < 1e-6
+                            fails += not fok
+                            print("%s %s: the listed face rule (%s) against central differences, Neumann: %.1e%s"
+                                  % (base, kname, rule, ferr, "" if fok else "  FAILED"))
                     else:
                         Listing(body, dims, params, {})
                         ok = True
