@@ -2461,18 +2461,20 @@ static void roll_extend(const RollIn *in, Roll *R)
  * RULE_CLAMP (its clamped rows could name an R point of the domain).
  * Gradients, and the value_grads whose rows take their values from the
  * ring's factors at the row itself (vfrom: the Laplacian's; the mapped
- * functions compute those too); others count values by the newest row's
- * function or a value slot, which the mapped functions leave out.  Not
+ * functions compute those too) or from the newest row's function when that
+ * row is the row itself (VG: TV's; a mapped newest row's values are then
+ * summed apart, print_roll_newest_strip); not those with a value slot,
+ * which the mapped functions leave out.  Not
  * RULE_CLAMP with a slot read in the newest plane alone (lag 0) when that
  * plane is ahead of the row (minz < 0): its ring holds that plane only, so
  * the plane a clamp names at the top face is not in it. */
-static int roll_rule(const RollIn *in, Roll *R)
+static int roll_rule(const RollIn *in, Roll *R, int vg)
 {
     int rule = in->P->rule;
-    if ((in->want_v && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3) return RULE_NONE;
+    if ((in->want_v && !vg && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3) return RULE_NONE;
     for (int k = 0; k < R->nslot && rule == RULE_CLAMP && R->minz < 0; ++k)
         if (R->slot[k].lag == 0) rule = RULE_NONE;
-    R->valid = rule != RULE_CLAMP;
+    R->valid = rule != RULE_CLAMP && !vg; /* VG in valid mode gave wrong values (NaN) in the suites: not examined */
     R->ext = 1;
     return rule;
 }
@@ -2534,7 +2536,7 @@ static int roll_plan(const RollIn *in, Roll *R, int *vg)
      * Laplacian's), their rows at the faces from the mapped functions
      * (print_roll_newest_strip); perf/NOTES.md section 48 */
     if (D == 3 && (R->plane || (!*vg && !R->vdiag))) roll_extend(in, R);
-    R->rule = roll_rule(in, R);
+    R->rule = roll_rule(in, R, *vg);
     const int vs = R->vslot >= 0;
     /* cheap partials roll when they share few factors (the Laplacian: one),
      * and in 2D not when a value must then be computed apart (the gather
@@ -2630,6 +2632,12 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
         print_mapped_cond(f, in, "                ", 0);
         fprintf(f, " {\n                if (st_i0 == st_ia)\n");
         print_mapped_call(f, in, 0, "                    ");
+        if (vg) { /* the strip's values, which the row function returns for a plain row (roll_rule) */
+            fprintf(f, "                for (ptrdiff_t st_c0 = st_i0; st_c0 < st_ie; st_c0 += 256) {\n"
+                       "                const ptrdiff_t st_i0 = st_c0, st_len = st_ie - st_c0 < 256 ? st_ie - st_c0 : 256;\n");
+            print_border_value(f, in->P->s, in->P->es, &in->P->E, &in->P->rv);
+            fprintf(f, "                }\n");
+        }
         fprintf(f, "                } else\n");
     }
     roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, R->ext ? "                    " : "                ",
