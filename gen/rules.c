@@ -112,6 +112,16 @@ static double eval(Eval *e, const Node *n)
     return v;
 }
 
+/* the nodes of N not yet stamped with e->gen (stamps them) */
+static size_t count_nodes(Eval *e, const Node *n)
+{
+    if (e->stamp[n->id] == e->gen) return 0;
+    e->stamp[n->id] = e->gen;
+    size_t c = 1;
+    for (int a = 0; a < n->nargs; ++a) c += count_nodes(e, n->a[a]);
+    return c;
+}
+
 /* a deterministic stream of numbers in [lo, hi) */
 static double next_uniform(unsigned long long *state, double lo, double hi)
 {
@@ -225,6 +235,24 @@ static int rule_holds(const RuleIn *in, Eval *e, int rule, long reach)
     return evaluated > 0;
 }
 
+/* the nodes of the partials (counted once each: a point evaluates each
+ * once) times the points of every grid and data set rule_holds visits */
+static double rule_cost(const RuleIn *in, Eval *e, long reach)
+{
+    size_t nodes = 0;
+    ++e->gen;
+    for (int t = 0; t < in->ndt; ++t) nodes += count_nodes(e, in->part[t]);
+    const double side = (double)(2 * reach + 3), yz = 1 + 2 + 3 + side;
+    return (double)nodes * 3 * side * yz * yz;
+}
+
+/* A reduction reaching further, or whose partials cost more to evaluate
+ * on every grid (nodes times points), gets no rule: its kernels keep their
+ * exact border code, and the generator its time on hostile input (a
+ * reach of 2 and a few hundred nodes cost a few million evaluations) */
+enum { MAXREACH = 4 };
+static const double MAXCOST = 2e7;
+
 int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff)
 {
     if (s->dims != 3 || ndt == 0) return RULE_NONE;
@@ -250,7 +278,7 @@ int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part
     e.memo = malloc(nn * sizeof *e.memo);
     e.stamp = calloc(nn, sizeof *e.stamp);
     int rule = RULE_NONE;
-    if (e.memo && e.stamp) {
+    if (e.memo && e.stamp && reach <= MAXREACH && rule_cost(&in, &e, reach) <= MAXCOST) {
         if (rule_holds(&in, &e, RULE_ZERO, reach)) rule = RULE_ZERO;
         else if (rule_holds(&in, &e, RULE_CLAMP, reach)) rule = RULE_CLAMP;
     }
