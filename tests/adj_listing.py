@@ -119,11 +119,17 @@ def check_reduction(body, dims, params, arrays, rng):
         L.bind({})
         return math.fsum(L.env["R"](*p) for p in pts)
 
+    return worst_difference(L, grads, arrays, rng.sample(pts, 4), lambda: L.bind({}), total)
+
+
+def worst_difference(L, grads, arrays, pts, bind, total):
+    """max relative difference of each listed gradient G (bound by BIND)
+    at the points PTS from central differences of TOTAL"""
     worst = 0.0
     for g in grads:
         arr = g[: -len("_grad")]
-        for p in rng.sample(pts, 4):
-            L.bind({})
+        for p in pts:
+            bind()
             listed = L.env[g](*p)
             v = arrays[arr][p]
             h = 1e-6 * max(1.0, abs(v))
@@ -173,22 +179,8 @@ def check_face_rule(body, rule, params, rng):
         return math.fsum(L.env["R"](*p) for p in grid)
 
     faces = [p for p in grid if 2 * reach <= p[0] < n[0] - 2 * reach and (p[1] in (0, n[1] - 1) or p[2] in (0, n[2] - 1))]
-    worst = 0.0
-    for g in [nm[4:-1] for nm in names if nm.startswith("all(")]:
-        arr = g[: -len("_grad")]
-        for p in rng.sample(faces, min(8, len(faces))):
-            bind()
-            listed = L.env[g](*p)
-            v = arrays[arr][p]
-            h = 1e-6 * max(1.0, abs(v))
-            arrays[arr][p] = v + h
-            up = total()
-            arrays[arr][p] = v - h
-            dn = total()
-            arrays[arr][p] = v
-            fd = (up - dn) / (2 * h)
-            worst = max(worst, abs(listed - fd) / max(1.0, abs(fd)))
-    return worst
+    grads = [nm[4:-1] for nm in names if nm.startswith("all(")]
+    return worst_difference(L, grads, arrays, rng.sample(faces, min(8, len(faces))), bind, total)
 
 
 def main():
