@@ -2474,7 +2474,9 @@ static int roll_rule(const RollIn *in, Roll *R, int vg)
     if ((in->want_v && !vg && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3) return RULE_NONE;
     for (int k = 0; k < R->nslot && rule == RULE_CLAMP && R->minz < 0; ++k)
         if (R->slot[k].lag == 0) rule = RULE_NONE;
-    R->valid = rule != RULE_CLAMP && !vg; /* VG in valid mode gave wrong values (NaN) in the suites: not examined */
+    /* VG in valid mode: values of the rows outside the value's domain got
+     * counted (wrong values in the suites; perf/NOTES.md section 57): off */
+    R->valid = rule != RULE_CLAMP && !vg;
     R->ext = 1;
     return rule;
 }
