@@ -1842,7 +1842,7 @@ static void print_roll_bounds(FILE *a, const Roll *R)
     }
     const int all = R->rule || R->valid;
     if (all) /* st_rc: every row rolls (roll_rule) */
-        fprintf(a, "        /* the border rows roll too:%s%s%s (gen/rules.c) */\n",
+        fprintf(a, "        /* the border rows roll too:%s%s%s (gen/emit.c roll_rule) */\n",
                 R->valid ? " in valid mode (the R rows outside its domain are zeros)" : "", R->valid && R->rule ? "," : "",
                 !R->rule ? "" : R->rule == RULE_CLAMP ? " in Neumann mode (the partials past a face count as the face's)"
                                                        : " in Neumann mode (the partials past a face count as zero)");
@@ -2477,7 +2477,7 @@ static int roll_rule(const RollIn *in, Roll *R, int vg)
     /* VG in valid mode: values of the rows outside the value's domain got
      * counted (wrong values in the suites; perf/NOTES.md section 57): off */
     R->valid = rule != RULE_CLAMP && !vg;
-    R->ext = 1;
+    if (rule || R->valid) R->ext = 1;
     return rule;
 }
 
