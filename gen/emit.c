@@ -1347,6 +1347,8 @@ static void print_value_from_slots(FILE *f, const Roll *R, const RollIn *in, con
  * value slot, from its factors (vfrom), or by the mapped value helper */
 static void print_end_value(FILE *f, const Roll *R, const RollIn *in)
 {
+    /* rows outside the value's y/z domain roll too in valid mode (roll_rule): they add nothing */
+    if (R->valid) fprintf(f, "                if (j >= st_dlo1 && j < st_dhi1 && k >= st_dlo2 && k < st_dhi2)\n");
     if (R->vslot >= 0) {
         fprintf(f, "                st_acc += (double)(");
         print_ring_row(f, R, R->vslot, "j", in->P->s->dims == 3 ? "k" : "0");
@@ -2474,9 +2476,7 @@ static int roll_rule(const RollIn *in, Roll *R, int vg)
     if ((in->want_v && !vg && !(R->vfrom && R->vslot < 0 && !R->vdiag)) || in->P->D != 3) return RULE_NONE;
     for (int k = 0; k < R->nslot && rule == RULE_CLAMP && R->minz < 0; ++k)
         if (R->slot[k].lag == 0) rule = RULE_NONE;
-    /* VG in valid mode: values of the rows outside the value's domain got
-     * counted (wrong values in the suites; perf/NOTES.md section 57): off */
-    R->valid = rule != RULE_CLAMP && !vg;
+    R->valid = rule != RULE_CLAMP;
     if (rule || R->valid) R->ext = 1;
     return rule;
 }
