@@ -185,35 +185,40 @@ static void gather_rule(const RuleIn *in, const long *n, const double *g, int a,
     }
 }
 
-/* whether RULE gives every differentiable array's exact gradient on grid n
- * with the data e holds: 1 yes, 0 no, -1 not evaluated (not finite) */
-static int rule_on_grid(const RuleIn *in, Eval *e, int rule)
+/* the rules (bit 1 << rule, RULE_ZERO and RULE_CLAMP) that give every
+ * differentiable array's exact gradient on grid n with the data e holds;
+ * -1 when not evaluated (not finite).  The partials and the exact adjoint
+ * are computed once for both rules. */
+static int rules_on_grid(const RuleIn *in, Eval *e)
 {
     const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
     double *g = malloc((size_t)in->ndt * npts * sizeof *g), *ex = malloc(npts * sizeof *ex),
            *ru = malloc(npts * sizeof *ru);
-    int ok = g && ex && ru ? eval_partials(in, e, g, npts) ? 1 : -1 : 0;
-    for (int a = 0; a < in->s->narr && ok == 1; ++a) {
+    int mask = !(g && ex && ru) ? 0 : eval_partials(in, e, g, npts) ? 1 << RULE_ZERO | 1 << RULE_CLAMP : -1;
+    for (int a = 0; a < in->s->narr && mask > 0; ++a) {
         if (!in->diff[a]) continue;
         gather_rule(in, e->n, g, a, RULE_NONE, ex);
-        gather_rule(in, e->n, g, a, rule, ru);
-        double scale = 0, err = 0;
-        for (size_t p = 0; p < npts; ++p) {
-            scale = fmax(scale, fabs(ex[p]));
-            err = fmax(err, fabs(ex[p] - ru[p]));
+        double scale = 0;
+        for (size_t p = 0; p < npts; ++p) scale = fmax(scale, fabs(ex[p]));
+        for (int rule = RULE_ZERO; rule <= RULE_CLAMP; ++rule) {
+            if (!(mask & 1 << rule)) continue;
+            gather_rule(in, e->n, g, a, rule, ru);
+            double err = 0;
+            for (size_t p = 0; p < npts; ++p) err = fmax(err, fabs(ex[p] - ru[p]));
+            if (err > 1e-10 * scale) mask &= ~(1 << rule);
         }
-        ok = err <= 1e-10 * scale;
     }
     free(g); free(ex); free(ru);
-    return ok;
+    return mask;
 }
 
-/* RULE on every grid and data set: 1 when it holds (and one evaluated) */
-static int rule_holds(const RuleIn *in, Eval *e, int rule, long reach)
+/* the rules that hold on every grid and data set that evaluates (bits as
+ * rules_on_grid's; 0 when none evaluates) */
+static int rules_holding(const RuleIn *in, Eval *e, long reach)
 {
     static const double range[3][2] = {{0.5, 1.5}, {-2, 2}, {-0.01, 0.01}};
     const long sizes[4] = {1, 2, 3, 2 * reach + 3};
-    int evaluated = 0;
+    int evaluated = 0, mask = 1 << RULE_ZERO | 1 << RULE_CLAMP;
     for (int set = 0; set < 3; ++set)
         for (int y = 0; y < 4; ++y)
             for (int z = 0; z < 4; ++z) {
@@ -227,16 +232,17 @@ static int rule_holds(const RuleIn *in, Eval *e, int rule, long reach)
                     for (size_t p = 0; ok && p < npts; ++p) e->val[a][p] = next_uniform(&st, range[set][0], range[set][1]);
                 }
                 for (int p = 0; p < in->s->nparam; ++p) e->par[p] = next_uniform(&st, 0.5, 1.5);
-                const int r = ok ? rule_on_grid(in, e, rule) : 0;
+                const int r = ok ? rules_on_grid(in, e) : 0;
                 for (int a = 0; a < in->s->narr; ++a) { free(e->val[a]); e->val[a] = NULL; }
-                if (r == 0) return 0;
-                evaluated += r == 1;
+                if (r < 0) continue;
+                if (!(mask &= r)) return 0;
+                ++evaluated;
             }
-    return evaluated > 0;
+    return evaluated > 0 ? mask : 0;
 }
 
 /* the nodes of the partials (counted once each: a point evaluates each
- * once) times the points of every grid and data set rule_holds visits */
+ * once) times the points of every grid and data set rules_holding visits */
 static double rule_cost(const RuleIn *in, Eval *e, long reach)
 {
     size_t nodes = 0;
@@ -279,8 +285,8 @@ int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part
     e.stamp = calloc(nn, sizeof *e.stamp);
     int rule = RULE_NONE;
     if (e.memo && e.stamp && reach <= MAXREACH && rule_cost(&in, &e, reach) <= MAXCOST) {
-        if (rule_holds(&in, &e, RULE_ZERO, reach)) rule = RULE_ZERO;
-        else if (rule_holds(&in, &e, RULE_CLAMP, reach)) rule = RULE_CLAMP;
+        const int mask = rules_holding(&in, &e, reach);
+        rule = mask & 1 << RULE_ZERO ? RULE_ZERO : mask & 1 << RULE_CLAMP ? RULE_CLAMP : RULE_NONE;
     }
     free(e.memo);
     free(e.stamp);

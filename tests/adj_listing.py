@@ -106,6 +106,15 @@ def points(dims):
     return [(i, j, k) for i in range(n[0]) for j in range(n[1]) for k in range(n[2])]
 
 
+def random_arrays(body, pts, rng):
+    """values in [0.5, 1.5] at the points PTS for each array the listing
+    BODY reads (not its own names, not the gradients it writes)"""
+    names = [n for n, _ in body]
+    return {a: {p: rng.uniform(0.5, 1.5) for p in pts}
+            for a in set(re.findall(r"\b([A-Za-z_]\w*)\[", " ".join(e for _, e in body)))
+            if a not in names and not a.endswith("_grad")}
+
+
 def check_reduction(body, dims, params, arrays, rng):
     """max relative difference of the listed gradient from central
     differences of the listed sum of R, over a few points per array"""
@@ -152,10 +161,7 @@ def check_face_rule(body, rule, params, rng):
     n = (4 * reach + 2, 5, 4)
     grid = [(i, j, k) for i in range(n[0]) for j in range(n[1]) for k in range(n[2])]
     names = [nm for nm, _ in body]
-    arrays = {}
-    for a in set(re.findall(r"\b([A-Za-z_]\w*)\[", text)):
-        if a not in names and not a.endswith("_grad"):
-            arrays[a] = {p: rng.uniform(0.5, 1.5) for p in grid}
+    arrays = random_arrays(body, grid, rng)
     L = Listing(body, 3, params, arrays)
     clamp = lambda ix: tuple(min(max(ix[d], 0), n[d] - 1) for d in range(3))
 
@@ -205,12 +211,7 @@ def main():
                 dims = int(kname[-2])
                 try:
                     if "_grad_" in kname:
-                        arrays = {}
-                        for a in set(re.findall(r"\b([A-Za-z_]\w*)\[", " ".join(e for _, e in body))):
-                            if a in [n for n, _ in body] or a.endswith("_grad"):
-                                continue
-                            arrays[a] = {p: rng.uniform(0.5, 1.5) for p in points(dims)}
-                        err = check_reduction(body, dims, params, arrays, rng)
+                        err = check_reduction(body, dims, params, random_arrays(body, points(dims), rng), rng)
                         ok = err < 1e-6
                         print("%s %s: listed gradient against central differences of its R: %.1e%s"
                               % (base, kname, err, "" if ok else "  FAILED"))
