@@ -174,11 +174,22 @@ static void print_preimage_loops(FILE *f, const Node *tap, int D, int d0, int d1
         fprintf(f, "%sfor (ptrdiff_t st_p%d = st_a%d; st_p%d < st_b%d; ++st_p%d)%s", ind, d, d, d, d, d, d > d0 ? "\n" : "");
 }
 
+/* The border code's strips: up to BORDER_STRIP points [st_i0, st_i0 +
+ * st_len) of [LO, HI), the size of its strip buffers (print_border_value's
+ * st_vb, border_rows' st_ga); the loop's header, which the caller closes */
+enum { BORDER_STRIP = 256 };
+static void print_border_strips_open(FILE *f, const char *lo, const char *hi, const char *ind)
+{
+    fprintf(f, "%sfor (ptrdiff_t st_bs = %s; st_bs < %s; st_bs += %d) {\n"
+               "%s    const ptrdiff_t st_i0 = st_bs, st_len = %s - st_bs < %d ? %s - st_bs : %d;\n",
+            ind, lo, hi, BORDER_STRIP, ind, hi, BORDER_STRIP, hi, BORDER_STRIP);
+}
+
 /* A border row's x-interior [st_xa, st_xb), the points outside it by POINT
- * (C text for point i), the interior in strips of up to 256 points
- * [st_i0, st_i0 + st_len): the bounds, the points before st_xa and the strip
- * loop's header (print_xsplit_open), the strip loop's end and the points from
- * st_xb (print_xsplit_close). */
+ * (C text for point i), the interior in strips (print_border_strips_open):
+ * the bounds, the points before st_xa and the strip loop's header
+ * (print_xsplit_open), the strip loop's end and the points from st_xb
+ * (print_xsplit_close). */
 static void print_xsplit_bounds(FILE *f)
 {
     fprintf(f, "            const ptrdiff_t st_xa = stenc_iclamp(st_ilo0, st_lo0, st_hi0), "
@@ -186,9 +197,8 @@ static void print_xsplit_bounds(FILE *f)
 }
 static void print_xsplit_open(FILE *f, const char *point)
 {
-    fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n"
-               "            for (ptrdiff_t st_i0 = st_xa; st_i0 < st_xb; st_i0 += 256) {\n"
-               "                const ptrdiff_t st_len = st_xb - st_i0 < 256 ? st_xb - st_i0 : 256;\n", point);
+    fprintf(f, "            for (ptrdiff_t i = st_lo0; i < st_xa; ++i) {\n        %s\n            }\n", point);
+    print_border_strips_open(f, "st_xa", "st_xb", "            ");
 }
 static void print_xsplit_close(FILE *f, const char *point)
 {
@@ -2635,8 +2645,7 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
         fprintf(f, " {\n                if (st_i0 == st_ia)\n");
         print_mapped_call(f, in, 0, "                    ");
         if (vg) { /* the strip's values, which the row function returns for a plain row (roll_rule) */
-            fprintf(f, "                for (ptrdiff_t st_c0 = st_i0; st_c0 < st_ie; st_c0 += 256) {\n"
-                       "                const ptrdiff_t st_i0 = st_c0, st_len = st_ie - st_c0 < 256 ? st_ie - st_c0 : 256;\n");
+            print_border_strips_open(f, "st_i0", "st_ie", "                ");
             print_border_value(f, in->P->s, in->P->es, &in->P->E, &in->P->rv);
             fprintf(f, "                }\n");
         }
@@ -2897,11 +2906,11 @@ static void print_border_value(FILE *f, const Stencil *s, const Stencil *es, con
     if (hq) { fprintf(f, "                {\n%s", sh); pq.tapmode = TAP_HOISTED_YZ; }
     free(sh);
     fprintf(f, "                if (j >= st_dlo1 && j < st_dhi1%s) {\n"
-               "                    stn_real st_vb[256];\n"
+               "                    stn_real st_vb[%d];\n"
                "                    #pragma omp simd\n"
                "                    for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) {\n"
                "                        const ptrdiff_t i = st_i0 + st_ii, st_vi = st_ii;\n",
-            s->dims == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "");
+            s->dims == 3 ? " && k >= st_dlo2 && k < st_dhi2" : "", BORDER_STRIP);
     const char *fm[1] = {"{ const stn_real st_v = %s; stn_vacc }"};
     pr_c_block(f, &pq, &root, 1, fm, "                        ");
     fprintf(f, "                    }\n                    stn_vsum(st_len)\n                }\n");
@@ -2931,8 +2940,9 @@ static char *border_rows(const Stencil *s, const Stencil *es, const Ext *E, cons
     if (want_g) {
         for (int a = 0; a < N; ++a)
             if (diff[a])
-                fprintf(b.f, "                stn_real st_ga%d[256];\n"
-                             "                for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) st_ga%d[st_ii] = 0;\n", a, a);
+                fprintf(b.f, "                stn_real st_ga%d[%d];\n"
+                             "                for (ptrdiff_t st_ii = 0; st_ii < st_len; ++st_ii) st_ga%d[st_ii] = 0;\n", a,
+                        BORDER_STRIP, a);
         for (int t = 0; t < ndt; ++t) {
             long off[3] = {-dtaps[t]->idx[0].c, 0, 0};
             Node *pt = ex_shift(part[t], off);
