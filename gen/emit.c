@@ -523,7 +523,7 @@ static int job_fields(const Stencil *es, const char *const *names, Node *expr, c
     int n = expr ? fields_plan(es, expr, es->narr, &F) : 0;
     for (int q = 0; q < n; ++q)
         if (written[F.f[q].arr]) n = 0;
-    const FieldPrint fp = {es, names, es->narr, &F, es->dims == 3};
+    const FieldPrint fp = {es, names, es->narr, &F, es->dims == 3, 0};
     fields_print(n > 0 ? &fp : NULL, fmt, t);
     return n;
 }
@@ -1235,7 +1235,8 @@ typedef struct RedPlan {
     Node *dtaps[MAXTAP], *part[MAXTAP]; /* differentiable taps and their partials */
     Node *gsum[MAXARR];      /* the gather form at interior points, per array (value_grad) */
     Node *gsum_g[MAXARR];    /* the same, terms collected, for gradients (ex_group_coef) */
-    int rule;                /* 3D: the interior gather's border rule in Neumann mode (rules.c) */
+    int rule;                /* 3D: the rolling rows' border rule in Neumann mode (RULE_ZERO, RULE_CLAMP; rules.c) */
+    int extend;              /* 3D: RULE_EXTEND holds (the field rows' border rule: gather_fields) */
     char base[160];
     char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
     Fields F;                /* the value's point fields (fields.c): its row arrays from N on */
@@ -1705,7 +1706,7 @@ static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int 
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
     fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
     const RollFill c = {R, z};
-    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c};
+    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }
@@ -2462,7 +2463,7 @@ static void roll_extend(const RollIn *in, Roll *R)
 }
 
 /* The rule by which a 3D gradient's border rows run the interior path in
- * Neumann mode (the reduction's border_rule, rules.c), or RULE_NONE, and
+ * Neumann mode (the reduction's border_rules, rules.c), or RULE_NONE, and
  * (R->valid) whether they do in valid mode: the rows at the faces (y or z)
  * then roll like the rest, their R rows past a face (valid mode: outside
  * the domain) zeros (the mapped functions' st_zero: R->ext on) or,
@@ -3290,6 +3291,62 @@ static void print_row_fast_ends(FILE *f, const EndsIn *in)
     fprintf(f, "            } else {\n");
 }
 
+/* 1 when every tap of ROOT of an array below NREAL (not a field's row)
+ * reads the point's own row: y and z offsets 0 */
+static int own_rows_only(Node *root, int nreal)
+{
+    Node *taps[MAXTAP];
+    const int nt = ex_taps(root, -1, taps, MAXTAP);
+    for (int t = 0; t < nt; ++t) {
+        if (t >= MAXTAP) return 0;
+        const Index *o = taps[t]->idx;
+        if (taps[t]->ref < nreal && (o[1].kind != IK_VAR || o[1].c != 0 || o[2].kind != IK_VAR || o[2].c != 0)) return 0;
+    }
+    return 1;
+}
+
+/* 1 when the fast ends of an interior row read, in Neumann mode, field
+ * rows or the point's own row only (own_rows_only), as print_row_end_point
+ * prints them */
+static int ends_own_rows(const EndsIn *in)
+{
+    for (int right = 0; right < 2; ++right)
+        for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) {
+            Node *roots[MAXARR + 1];
+            char fmbuf[MAXARR + 1][32];
+            const char *fm[MAXARR + 1];
+            const int nr = end_roots(in, 1, right, e, roots, fm, fmbuf);
+            for (int r = 0; r < nr; ++r) {
+                Node *sub = !in->fp ? NULL
+                                    : fields_apply_ends(in->P->s, in->fp->F, roots[r], in->fp->N, ends_left(in),
+                                                        ends_right(in), end_min(in));
+                if (!own_rows_only(sub ? sub : roots[r], in->P->es->narr)) return 0;
+            }
+        }
+    return 1;
+}
+
+/* A 3D gradient's gather over field rows that its fills read from the rows
+ * clamped to the grid (gather_fields, RULE_EXTEND: a field row past a face
+ * holds the face's): in Neumann mode its border rows run the interior path
+ * too, [st_rlo, st_rhi) along y and z the whole grid (stn_loops' st_in), in
+ * rows whose x ends are the fast ones (the general ends read the rows past
+ * a face) and read nothing but field rows and their own row.  The bounds'
+ * text (ROLL_INIT), or NULL */
+static char *field_rule_bounds(const EndsIn *in)
+{
+    if (!fast_ends_fit(in) || !ends_own_rows(in)) return NULL;
+    Str b;
+    str_open(&b);
+    fprintf(b.f, "/* the border rows run the interior path in Neumann mode: its field rows past a face\n"
+                 "           hold the face's (gen/rules.c RULE_EXTEND; gen/emit.c field_rule_bounds) */\n"
+                 "        const int st_rc = st_mode == STENC_NEUMANN && st_n0 >= %ld && st_ilo0 == %ld && st_ihi0 == st_n0 - %ld;\n",
+            end_min(in), ends_left(in), ends_right(in));
+    for (int d = 1; d < 3; ++d)
+        fprintf(b.f, "        const ptrdiff_t st_rlo%d = st_rc ? 0 : st_ilo%d, st_rhi%d = st_rc ? st_n%d : st_ihi%d;\n", d, d, d, d, d);
+    return str_close(&b);
+}
+
 /* The body of an end point i of an interior row: its value (value,
  * value_grad) and gradient (grad, value_grad) from the general ends (the
  * x preimages searched at run time).  The C kernels reach it only in rows
@@ -3624,7 +3681,9 @@ static int plan_reduce(const Stencil *s, const Reduce *ru, RedPlan *P)
     P->N = P->E.nuser;
     plan_inputs(P);
     if (plan_taps(P)) return -1;
-    P->rule = border_rule(s, P->ndt, P->dtaps, P->part, P->diff);
+    const int rules = border_rules(s, P->ndt, P->dtaps, P->part, P->diff);
+    P->rule = rules & 1 << RULE_ZERO ? RULE_ZERO : rules & 1 << RULE_CLAMP ? RULE_CLAMP : RULE_NONE;
+    P->extend = (rules & 1 << RULE_EXTEND) != 0;
     if (fields_plan(s, P->rv.f, P->N, &P->F) < 0) return gen_error(s->file, ru->line, "out of memory");
     func_base(s, ru->name, P->base, sizeof P->base);
     plan_texts(P);
@@ -3911,7 +3970,7 @@ static int costly_over_taps(Node *n, unsigned char *seen)
  * partials then need no rolling rows (emit_reduce_kind).  Returns 0 and
  * "" texts (*T) when the reduction has no such fields: a root of many taps
  * (TV's) is still evaluated once a point by the rolling rows. */
-static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t)
+static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t, int *clamp)
 {
     Node *roots[MAXARR + 1];
     char *fmts[MAXARR + 1];
@@ -3935,7 +3994,9 @@ static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t)
         if (!seen || costly_over_taps(sub[r], seen)) n = 0;
     for (int r = 0; r < nr && n > 0; ++r) roots[r] = sub[r];
     free(seen);
-    const FieldPrint fp = {P->es, P->E.names, P->es->narr, G, P->D == 3};
+    *clamp = n > 0 && P->D == 3 && P->extend;
+    for (int r = 0; r < nr && *clamp; ++r) *clamp = own_rows_only(roots[r], P->es->narr);
+    const FieldPrint fp = {P->es, P->E.names, P->es->narr, G, P->D == 3, *clamp};
     fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, t);
     for (int r = 0; r < nr; ++r) free(fmts[r]);
     return n > 0;
@@ -3958,19 +4019,22 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     print_border_point(bd.f, P, want_v, want_g);
     Fields G = {0};
     FieldText ft = {0};
-    const int gfields = want_g && gather_fields(P, want_v, &G, &ft);
-    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3}; /* the value's own fields */
+    int fclamp = 0;
+    const int gfields = want_g && gather_fields(P, want_v, &G, &ft, &fclamp);
+    char *sfb = NULL;
+    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3, 0}; /* the value's own fields */
     {
         /* 3D: the interior rows' ends read the planes' fields too (the
          * gradient's gather fields, the value's own): after a row's last
          * strip its box's rows hold every strip's fills (a row function's
          * rows are at most a tile's, st_nr <= st_ty, so no ring row of
          * the call is reused before the ends read it) */
-        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1};
+        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1, 0};
         const FieldPrint *efp = D != 3 ? NULL : gfields ? &gfp : !want_g && P->F.n > 0 ? &vfp : NULL;
         const EndsIn ein = {P, want_v, want_g, efp};
         print_row_ends(xe.f, &ein);
         print_row_fast_ends(xr.f, &ein);
+        if (fclamp) sfb = field_rule_bounds(&ein);
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe), *sxr = str_close(&xr);
@@ -4003,13 +4067,13 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     fprintf(out, ",\n[[");
     char *spf = reduce_prefetch(P, want_g);
     if (!want_g) fields_print(&vfp, "{ const stn_real st_v = %s; stn_vacc }", &ft);
-    const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
+    const JobOpt jo = {sbr, sxe, rt.body ? rt.body : "", rt.init ? rt.init : sfb ? sfb : "", rt.size ? rt.size : "", sxr, szd, szb, 1, rt.state,
                        want_g ? nt_array(P) : "", ft.pf[0] ? ft.pf : spf, ft.decl, ft.rows, ft.body, ft.size,
                        rt.body ? reduce_planes(P, 0) : ft.planes ? ft.planes : reduce_planes(P, want_g)};
     job_opt(out, D, want_v, want_g, sbox, sin, sbd, &jo);
     fprintf(out, "]])\n\n");
     print_reduce_dist(out, P, b2, kname, want_g, sargs);
-    free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb); free(spf);
+    free(sbr); free(sxe); free(sxr); roll_text_free(&rt); free(szd); free(szb); free(spf); free(sfb);
     fields_text_free(&ft);
     free(sdoc); free(sargs); free(schk); free(sset); free(sbox); free(sin); free(sbd);
 }

@@ -126,9 +126,10 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
         g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
     }
     fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, %s, %s, %s, %s)) continue;\n", t->q, t->j, t->k, t->a, t->b);
+    const char *sj = t->sj ? t->sj : t->j, *sk = t->sk ? t->sk : t->k;
     if (t->es->dims == 3)
-        fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, t->j, nm, t->k);
-    else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(%s);\n", nm, nm, nm, t->j);
+        fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, sj, nm, sk);
+    else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(%s);\n", nm, nm, nm, sj);
     const PrintCtx pc = {t->es, TAP_ROW, t->names, NULL, NULL, 0};
     const int lines = t->es->dims == 3;
     if (lines) /* a line of points at a time, each after the prefetch of the
@@ -204,7 +205,10 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
     fprintf(f, "        const ptrdiff_t st_fj = j + st_fy, st_fk = k + st_fz;\n"
                "        const ptrdiff_t st_fa0 = st_fa%+ld, st_fe0 = st_fe%+ld;\n",
             fd->lo[0], fd->hi[0]);
-    const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", "st_fa0", "st_fe0", plane_row_of, P->F};
+    if (P->clamp) /* a row past a face holds the face's (RULE_EXTEND; no-ops in the interior) */
+        fprintf(f, "        const ptrdiff_t st_fsj = stenc_iclamp(st_fj, 0, st_n1 - 1), st_fsk = stenc_iclamp(st_fk, 0, st_n2 - 1);\n");
+    const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", "st_fa0", "st_fe0", plane_row_of, P->F,
+                          P->clamp ? "st_fsj" : NULL, P->clamp ? "st_fsk" : NULL};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }

@@ -171,13 +171,15 @@ int ex_reads(Node *n, int arr);
 int ex_uses_param(Node *n, int p);
 
 /* ---- border rules (rules.c) ---- */
-/* which rule makes a 3D gradient's interior gather exact at the faces in
- * Neumann mode: the partials at points past a face taken as zero, or as the
- * face point's (RULE_CLAMP), or neither (RULE_NONE); found by evaluating
- * the partials PART of the taps DTAPS on small grids (DIFF: the arrays
- * differentiated) */
-enum { RULE_NONE, RULE_ZERO, RULE_CLAMP };
-int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff);
+/* which rules make a 3D gradient's interior gather exact at the faces in
+ * Neumann mode (bit 1 << rule each): the partials at points past a face
+ * taken as zero (RULE_ZERO), as the face point's (RULE_CLAMP), or evaluated
+ * past the face with their taps clamped to the grid (RULE_EXTEND); 0 for
+ * none; found by evaluating the partials PART of the taps DTAPS on small
+ * grids (DIFF: the arrays differentiated) */
+enum { RULE_NONE, RULE_ZERO, RULE_CLAMP, RULE_EXTEND };
+#define RULES_ALL (1 << RULE_ZERO | 1 << RULE_CLAMP | 1 << RULE_EXTEND)
+int border_rules(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff);
 
 /* ---- printing (print.c) ---- */
 /* How taps are written in C. */
@@ -286,6 +288,8 @@ typedef struct {
     int N;
     const Fields *F;
     int planes;          /* 3D: planes of field rows in the job's per-thread buffer */
+    int clamp;           /* 3D planes: the fills read the rows clamped to the grid (a
+                          * row or plane past a face holds the face's: RULE_EXTEND) */
 } FieldPrint;
 /* the texts of a job's fields (backend_c.m4 stn_job's FDECL, FROW, FBODY,
  * FSIZE; PF, the job's prefetches in 3D), each allocated, "" without
@@ -324,6 +328,7 @@ typedef struct {
     const char *j, *k, *a, *b;
     void (*row)(FILE *f, const void *ctx, int m);
     const void *ctx;
+    const char *sj, *sk; /* the grid row the fill reads (NULL: J, K) */
 } TaggedFill;
 void fields_print_tagged_fill(FILE *f, const TaggedFill *t);
 

@@ -13,7 +13,12 @@
  *               and with it its partials, TV's and Huber's);
  *   RULE_CLAMP  the partials at points past the face are those of the face
  *               point (a tap and its mirror with the same partial: the
- *               Laplacian, whose L is symmetric under the clamp).
+ *               Laplacian, whose L is symmetric under the clamp);
+ *   RULE_EXTEND the partials at points past the face are evaluated there,
+ *               every tap they read clamped to the grid (the interior
+ *               gather read from rows filled from the clamped rows: Good's
+ *               field rows, whose differences past a face are those of a
+ *               point with itself, 0, and their partials with them).
  * Which one holds is a property of the expression, so it is tested here on
  * the expression itself: every partial evaluated in double at every point
  * of small grids (1, 2, 3 and 2r + 3 points along y and z, every pair;
@@ -154,11 +159,21 @@ static int eval_partials(const RuleIn *in, Eval *e, double *g, size_t npts)
     return 1;
 }
 
+/* the partial of tap T at point Q past a face, under RULE_EXTEND: evaluated
+ * at Q, its taps clamped (eval) */
+static double extended_partial(const RuleIn *in, Eval *e, int t, const long *q)
+{
+    memcpy(e->q, q, sizeof e->q);
+    ++e->gen;
+    return eval(e, in->part[t]);
+}
+
 /* the partials G gathered by RULE (x exact: each tap's points whose
  * clamped x lands on p's x), or by the exact adjoint (RULE_NONE: every
  * tap scattered to its clamped point), into grad (array a's, all points) */
-static void gather_rule(const RuleIn *in, const long *n, const double *g, int a, int rule, double *grad)
+static void gather_rule(const RuleIn *in, Eval *e, const double *g, int a, int rule, double *grad)
 {
+    const long *n = e->n;
     const size_t npts = (size_t)(n[0] * n[1] * n[2]);
     memset(grad, 0, npts * sizeof *grad);
     for (int t = 0; t < in->ndt; ++t) {
@@ -177,15 +192,19 @@ static void gather_rule(const RuleIn *in, const long *n, const double *g, int a,
                         for (int d = 1; d < 3; ++d) {
                             q[d] = p[d] - o[d].c;
                             past |= q[d] < 0 || q[d] >= n[d];
-                            q[d] = clamp_index(q[d], n[d]);
                         }
                     if (past && rule == RULE_ZERO) continue;
+                    if (past && rule == RULE_EXTEND) {
+                        grad[lin(n, to)] += extended_partial(in, e, t, q);
+                        continue;
+                    }
+                    for (int d = 1; d < 3; ++d) q[d] = clamp_index(q[d], n[d]);
                     grad[lin(n, to)] += g[(size_t)t * npts + lin(n, q)];
                 }
     }
 }
 
-/* the rules (bit 1 << rule, RULE_ZERO and RULE_CLAMP) that give every
+/* the rules (bit 1 << rule, RULE_ZERO to RULE_EXTEND) that give every
  * differentiable array's exact gradient on grid n with the data e holds;
  * -1 when not evaluated (not finite).  The partials and the exact adjoint
  * are computed once for both rules. */
@@ -194,18 +213,18 @@ static int rules_on_grid(const RuleIn *in, Eval *e)
     const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
     double *g = malloc((size_t)in->ndt * npts * sizeof *g), *ex = malloc(npts * sizeof *ex),
            *ru = malloc(npts * sizeof *ru);
-    int mask = !(g && ex && ru) ? 0 : eval_partials(in, e, g, npts) ? 1 << RULE_ZERO | 1 << RULE_CLAMP : -1;
+    int mask = !(g && ex && ru) ? 0 : eval_partials(in, e, g, npts) ? RULES_ALL : -1;
     for (int a = 0; a < in->s->narr && mask > 0; ++a) {
         if (!in->diff[a]) continue;
-        gather_rule(in, e->n, g, a, RULE_NONE, ex);
+        gather_rule(in, e, g, a, RULE_NONE, ex);
         double scale = 0;
         for (size_t p = 0; p < npts; ++p) scale = fmax(scale, fabs(ex[p]));
-        for (int rule = RULE_ZERO; rule <= RULE_CLAMP; ++rule) {
+        for (int rule = RULE_ZERO; rule <= RULE_EXTEND; ++rule) {
             if (!(mask & 1 << rule)) continue;
-            gather_rule(in, e->n, g, a, rule, ru);
+            gather_rule(in, e, g, a, rule, ru);
             double err = 0;
             for (size_t p = 0; p < npts; ++p) err = fmax(err, fabs(ex[p] - ru[p]));
-            if (err > 1e-10 * scale) mask &= ~(1 << rule);
+            if (!(err <= 1e-10 * scale)) mask &= ~(1 << rule);
         }
     }
     free(g); free(ex); free(ru);
@@ -218,7 +237,7 @@ static int rules_holding(const RuleIn *in, Eval *e, long reach)
 {
     static const double range[3][2] = {{0.5, 1.5}, {-2, 2}, {-0.01, 0.01}};
     const long sizes[4] = {1, 2, 3, 2 * reach + 3};
-    int evaluated = 0, mask = 1 << RULE_ZERO | 1 << RULE_CLAMP;
+    int evaluated = 0, mask = RULES_ALL;
     for (int set = 0; set < 3; ++set)
         for (int y = 0; y < 4; ++y)
             for (int z = 0; z < 4; ++z) {
@@ -242,12 +261,18 @@ static int rules_holding(const RuleIn *in, Eval *e, long reach)
 }
 
 /* the nodes of the partials (counted once each: a point evaluates each
- * once) times the points of every grid and data set rules_holding visits */
+ * once), plus each partial's own (a point past a face evaluates one
+ * partial alone: RULE_EXTEND), times the points of every grid and data
+ * set rules_holding visits */
 static double rule_cost(const RuleIn *in, Eval *e, long reach)
 {
     size_t nodes = 0;
     ++e->gen;
     for (int t = 0; t < in->ndt; ++t) nodes += count_nodes(e, in->part[t]);
+    for (int t = 0; t < in->ndt; ++t) {
+        ++e->gen;
+        nodes += count_nodes(e, in->part[t]);
+    }
     const double side = (double)(2 * reach + 3), yz = 1 + 2 + 3 + side;
     return (double)nodes * 3 * side * yz * yz;
 }
@@ -259,21 +284,21 @@ static double rule_cost(const RuleIn *in, Eval *e, long reach)
 enum { MAXREACH = 4 };
 static const double MAXCOST = 2e7;
 
-int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff)
+int border_rules(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff)
 {
-    if (s->dims != 3 || ndt == 0) return RULE_NONE;
+    if (s->dims != 3 || ndt == 0) return 0;
     for (int a = 0; a < s->narr; ++a)
         for (int d = 0; d < 3; ++d)
-            if (s->arr[a].ext[d] != 0) return RULE_NONE;
+            if (s->arr[a].ext[d] != 0) return 0;
     long reach = 1; /* every tap's, the partials' included: the x grid holds them apart from the faces */
     for (int t = 0; t < ndt; ++t) {
         Node *taps[MAXTAP + 1];
         const int nt = ex_taps(part[t], -1, taps, MAXTAP);
-        if (nt > MAXTAP) return RULE_NONE;
+        if (nt > MAXTAP) return 0;
         taps[nt] = dtaps[t];
         for (int u = 0; u <= nt; ++u)
             for (int d = 0; d < 3; ++d) {
-                if (taps[u]->idx[d].kind != IK_VAR) return RULE_NONE;
+                if (taps[u]->idx[d].kind != IK_VAR) return 0;
                 reach = labs(taps[u]->idx[d].c) > reach ? labs(taps[u]->idx[d].c) : reach;
             }
     }
@@ -283,12 +308,9 @@ int border_rule(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part
     const size_t nn = ex_count();
     e.memo = malloc(nn * sizeof *e.memo);
     e.stamp = calloc(nn, sizeof *e.stamp);
-    int rule = RULE_NONE;
-    if (e.memo && e.stamp && reach <= MAXREACH && rule_cost(&in, &e, reach) <= MAXCOST) {
-        const int mask = rules_holding(&in, &e, reach);
-        rule = mask & 1 << RULE_ZERO ? RULE_ZERO : mask & 1 << RULE_CLAMP ? RULE_CLAMP : RULE_NONE;
-    }
+    int mask = 0;
+    if (e.memo && e.stamp && reach <= MAXREACH && rule_cost(&in, &e, reach) <= MAXCOST) mask = rules_holding(&in, &e, reach);
     free(e.memo);
     free(e.stamp);
-    return rule;
+    return mask;
 }

@@ -659,7 +659,7 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
         for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r, stenc_row_next(&st_jj, &st_kk, &st_t, &st_th, st_ty, st_n1r, st_n2r)) {
             const ptrdiff_t j = st_lo1 + st_t * st_ty + st_jj;
             const ptrdiff_t k = st_lo2 + st_kk;
-            const int st_in = m4_ifelse(stn_given([[stn_j_roll]]), 0, [[j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2]],
+            const int st_in = m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2]],
                                         [[j >= st_rlo1 && j < st_rhi1 && k >= st_rlo2 && k < st_rhi2]]);
 ]], [[        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
             const ptrdiff_t j = st_lo1 + st_r % st_n1r;
@@ -669,7 +669,7 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
             const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
             const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
 m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_dnl
-            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(m4_ifelse(stn_j_dims, 3, [[stenc_imin(st_th - st_jj, st_r1 - st_r)]], [[st_r1 - st_r]]), st_ihi1 - j) : 1;
+            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(m4_ifelse(stn_j_dims, 3, [[stenc_imin(st_th - st_jj, st_r1 - st_r)]], [[st_r1 - st_r]]), m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ihi1]], [[st_rhi1]]) - j) : 1;
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
             st_r += st_nr - 1[[]]m4_ifelse(stn_j_dims, 3, [[, st_jj += st_nr - 1]]);
 ]], [[            if (st_ia < st_ib) stn_j_roll
