@@ -1706,7 +1706,7 @@ static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int 
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
     fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
     const RollFill c = {R, z};
-    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL};
+    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }
@@ -1892,6 +1892,7 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
         fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
         print_roll_bounds(a, R);
     } else fprintf(a, "        const ptrdiff_t st_tyr = 1; (void)st_tyr;\n");
+    fprintf(a, "        const ptrdiff_t st_rlo0 = st_ilo0, st_rhi0 = st_ihi0; /* the rows' x-interior */\n");
     /* R->vdiag: where the rows the chunk does not count add their values */
     if (R->vdiag) fprintf(a, "        double st_dz[STENC_VLB / sizeof(float)] = {0};\n");
 }
@@ -3291,62 +3292,6 @@ static void print_row_fast_ends(FILE *f, const EndsIn *in)
     fprintf(f, "            } else {\n");
 }
 
-/* 1 when every tap of ROOT of an array below NREAL (not a field's row)
- * reads the point's own row: y and z offsets 0 */
-static int own_rows_only(Node *root, int nreal)
-{
-    Node *taps[MAXTAP];
-    const int nt = ex_taps(root, -1, taps, MAXTAP);
-    for (int t = 0; t < nt; ++t) {
-        if (t >= MAXTAP) return 0;
-        const Index *o = taps[t]->idx;
-        if (taps[t]->ref < nreal && (o[1].kind != IK_VAR || o[1].c != 0 || o[2].kind != IK_VAR || o[2].c != 0)) return 0;
-    }
-    return 1;
-}
-
-/* 1 when the fast ends of an interior row read, in Neumann mode, field
- * rows or the point's own row only (own_rows_only), as print_row_end_point
- * prints them */
-static int ends_own_rows(const EndsIn *in)
-{
-    for (int right = 0; right < 2; ++right)
-        for (long e = 0; e < (right ? ends_right(in) : ends_left(in)); ++e) {
-            Node *roots[MAXARR + 1];
-            char fmbuf[MAXARR + 1][32];
-            const char *fm[MAXARR + 1];
-            const int nr = end_roots(in, 1, right, e, roots, fm, fmbuf);
-            for (int r = 0; r < nr; ++r) {
-                Node *sub = !in->fp ? NULL
-                                    : fields_apply_ends(in->P->s, in->fp->F, roots[r], in->fp->N, ends_left(in),
-                                                        ends_right(in), end_min(in));
-                if (!own_rows_only(sub ? sub : roots[r], in->P->es->narr)) return 0;
-            }
-        }
-    return 1;
-}
-
-/* A 3D gradient's gather over field rows that its fills read from the rows
- * clamped to the grid (gather_fields, RULE_EXTEND: a field row past a face
- * holds the face's): in Neumann mode its border rows run the interior path
- * too, [st_rlo, st_rhi) along y and z the whole grid (stn_loops' st_in), in
- * rows whose x ends are the fast ones (the general ends read the rows past
- * a face) and read nothing but field rows and their own row.  The bounds'
- * text (ROLL_INIT), or NULL */
-static char *field_rule_bounds(const EndsIn *in)
-{
-    if (!fast_ends_fit(in) || !ends_own_rows(in)) return NULL;
-    Str b;
-    str_open(&b);
-    fprintf(b.f, "/* the border rows run the interior path in Neumann mode: its field rows past a face\n"
-                 "           hold the face's (gen/rules.c RULE_EXTEND; gen/emit.c field_rule_bounds) */\n"
-                 "        const int st_rc = st_mode == STENC_NEUMANN && st_n0 >= %ld && st_ilo0 == %ld && st_ihi0 == st_n0 - %ld;\n",
-            end_min(in), ends_left(in), ends_right(in));
-    for (int d = 1; d < 3; ++d)
-        fprintf(b.f, "        const ptrdiff_t st_rlo%d = st_rc ? 0 : st_ilo%d, st_rhi%d = st_rc ? st_n%d : st_ihi%d;\n", d, d, d, d, d);
-    return str_close(&b);
-}
-
 /* The body of an end point i of an interior row: its value (value,
  * value_grad) and gradient (grad, value_grad) from the general ends (the
  * x preimages searched at run time).  The C kernels reach it only in rows
@@ -3962,6 +3907,54 @@ static int costly_over_taps(Node *n, unsigned char *seen)
     return 0;
 }
 
+/* 1 when every tap of ROOT of an array below NREAL (not a field's row)
+ * reads the point itself (offsets 0) */
+static int own_point_only(Node *root, int nreal)
+{
+    Node *taps[MAXTAP];
+    const int nt = ex_taps(root, -1, taps, MAXTAP);
+    for (int t = 0; t < nt; ++t) {
+        if (t >= MAXTAP) return 0;
+        for (int d = 0; d < 3 && taps[t]->ref < nreal; ++d)
+            if (taps[t]->idx[d].kind != IK_VAR || taps[t]->idx[d].c != 0) return 0;
+    }
+    return 1;
+}
+
+/* whether a 3D gradient's gather over the field rows G runs every row
+ * whole through its interior in Neumann mode: RULE_EXTEND holds (the
+ * partials past a face, evaluated there on the clamped data, make the
+ * gather exact), the fields' x reach fits their rows' end copies
+ * (STENC_FIELD_XPAD) and the gather ROOTS read nothing but field rows and
+ * the point itself.  The fills then read the rows clamped to the grid and
+ * copy a row's end points' fields past its ends (fields_print.c,
+ * FieldPrint.clamp), and stn_loops takes the whole grid for its rows'
+ * interiors (field_rule_bounds): no border rows, no x ends, as in an
+ * expert's loop over padded rows */
+static int field_rule(const RedPlan *P, const Fields *G, Node *const *roots, int nr)
+{
+    if (P->D != 3 || !P->extend) return 0;
+    for (int q = 0; q < G->n; ++q)
+        if (G->f[q].lo[0] < -8 || G->f[q].hi[0] > 8) return 0; /* STENC_FIELD_XPAD */
+    for (int r = 0; r < nr; ++r)
+        if (!own_point_only(roots[r], P->es->narr)) return 0;
+    return 1;
+}
+
+/* The bounds (ROLL_INIT) by which stn_loops runs every row of such a
+ * gradient (field_rule) whole through its interior in Neumann mode */
+static char *field_rule_bounds(void)
+{
+    Str b;
+    str_open(&b);
+    fprintf(b.f, "/* every row runs through the interior in Neumann mode: its field rows past a face and\n"
+                 "           past a row's ends hold the face's (gen/rules.c RULE_EXTEND; gen/emit.c field_rule) */\n"
+                 "        const int st_rc = st_mode == STENC_NEUMANN;\n");
+    for (int d = 0; d < 3; ++d)
+        fprintf(b.f, "        const ptrdiff_t st_rlo%d = st_rc ? 0 : st_ilo%d, st_rhi%d = st_rc ? st_n%d : st_ihi%d;\n", d, d, d, d, d);
+    return str_close(&b);
+}
+
 /* Point fields for a gradient's gather (fields.c), the texts of a job's
  * fields (*DECL, *ROWS, *BODY) when they take every costly operation of
  * many taps out of it: Good's gradient reads sqrt(x + eps) at the point and
@@ -3994,8 +3987,7 @@ static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t, 
         if (!seen || costly_over_taps(sub[r], seen)) n = 0;
     for (int r = 0; r < nr && n > 0; ++r) roots[r] = sub[r];
     free(seen);
-    *clamp = n > 0 && P->D == 3 && P->extend;
-    for (int r = 0; r < nr && *clamp; ++r) *clamp = own_rows_only(roots[r], P->es->narr);
+    *clamp = n > 0 && field_rule(P, G, roots, nr);
     const FieldPrint fp = {P->es, P->E.names, P->es->narr, G, P->D == 3, *clamp};
     fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, t);
     for (int r = 0; r < nr; ++r) free(fmts[r]);
@@ -4021,7 +4013,7 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     FieldText ft = {0};
     int fclamp = 0;
     const int gfields = want_g && gather_fields(P, want_v, &G, &ft, &fclamp);
-    char *sfb = NULL;
+    char *sfb = fclamp ? field_rule_bounds() : NULL;
     const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3, 0}; /* the value's own fields */
     {
         /* 3D: the interior rows' ends read the planes' fields too (the
@@ -4034,7 +4026,6 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
         const EndsIn ein = {P, want_v, want_g, efp};
         print_row_ends(xe.f, &ein);
         print_row_fast_ends(xr.f, &ein);
-        if (fclamp) sfb = field_rule_bounds(&ein);
     }
     char *sdoc = str_close(&doc), *sargs = str_close(&args), *schk = str_close(&chk), *sset = str_close(&set);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd), *sxe = str_close(&xe), *sxr = str_close(&xr);

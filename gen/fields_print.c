@@ -125,7 +125,8 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
         snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
         g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
     }
-    fprintf(f, "        if (stenc_ftag_has(st_fw%d + st_n0, %s, %s, %s, %s)) continue;\n", t->q, t->j, t->k, t->a, t->b);
+    fprintf(f, "        if (stenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->q, t->tag ? t->tag : "st_n0", t->j, t->k,
+            t->a, t->b);
     const char *sj = t->sj ? t->sj : t->j, *sk = t->sk ? t->sk : t->k;
     if (t->es->dims == 3)
         fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, sj, nm, sk);
@@ -144,7 +145,12 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
             lines ? "st_fie" : t->b);
     pr_c_block(f, &pc, g, ng, fm, "            ");
     fprintf(f, "        }\n%s", lines ? "        }\n" : "");
-    fprintf(f, "        stenc_ftag_put(st_fw%d + st_n0, %s, %s, %s, %s);\n", t->q, t->j, t->k, t->a, t->b);
+    for (int m = t->q; m < F->n && (t->xlo || t->xhi); ++m)
+        if (fields_leader(F, m) == t->q) /* the end points' copies past the row's ends */
+            fprintf(f, "        if (%s == 0) for (ptrdiff_t st_u = 1; st_u <= %ld; ++st_u) st_fw%d[-st_u] = st_fw%d[0];\n"
+                       "        if (%s == st_n0) for (ptrdiff_t st_u = 0; st_u < %ld; ++st_u) st_fw%d[st_n0 + st_u] = st_fw%d[st_n0 - 1];\n",
+                    t->a, t->xlo, m, m, t->b, t->xhi, m, m);
+    fprintf(f, "        stenc_ftag_put(st_fw%d + %s, %s, %s, %s, %s);\n", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
 }
 
 /* ---- 3D: planes of field rows (P->planes) ---- */
@@ -205,10 +211,12 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
     fprintf(f, "        const ptrdiff_t st_fj = j + st_fy, st_fk = k + st_fz;\n"
                "        const ptrdiff_t st_fa0 = st_fa%+ld, st_fe0 = st_fe%+ld;\n",
             fd->lo[0], fd->hi[0]);
-    if (P->clamp) /* a row past a face holds the face's (RULE_EXTEND; no-ops in the interior) */
-        fprintf(f, "        const ptrdiff_t st_fsj = stenc_iclamp(st_fj, 0, st_n1 - 1), st_fsk = stenc_iclamp(st_fk, 0, st_n2 - 1);\n");
-    const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", "st_fa0", "st_fe0", plane_row_of, P->F,
-                          P->clamp ? "st_fsj" : NULL, P->clamp ? "st_fsk" : NULL};
+    if (P->clamp) /* a row past a face holds the face's, the points past its ends its end points' (RULE_EXTEND) */
+        fprintf(f, "        const ptrdiff_t st_fsj = stenc_iclamp(st_fj, 0, st_n1 - 1), st_fsk = stenc_iclamp(st_fk, 0, st_n2 - 1);\n"
+                   "        const ptrdiff_t st_fa1 = stenc_imax(st_fa0, 0), st_fe1 = stenc_imin(st_fe0, st_n0);\n");
+    const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", P->clamp ? "st_fa1" : "st_fa0", P->clamp ? "st_fe1" : "st_fe0",
+                          plane_row_of, P->F, P->clamp ? "st_fsj" : NULL, P->clamp ? "st_fsk" : NULL,
+                          "st_n0 + STENC_FIELD_XPAD", P->clamp ? -fd->lo[0] : 0, P->clamp ? fd->hi[0] : 0};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }

@@ -329,6 +329,8 @@ typedef struct {
     void (*row)(FILE *f, const void *ctx, int m);
     const void *ctx;
     const char *sj, *sk; /* the grid row the fill reads (NULL: J, K) */
+    const char *tag;     /* where the tag sits in a row (NULL: at st_n0) */
+    long xlo, xhi;       /* copies of the row's end points past its ends (where the fill reaches them) */
 } TaggedFill;
 void fields_print_tagged_fill(FILE *f, const TaggedFill *t);
 

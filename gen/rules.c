@@ -15,19 +15,21 @@
  *               point (a tap and its mirror with the same partial: the
  *               Laplacian, whose L is symmetric under the clamp);
  *   RULE_EXTEND the partials at points past the face are evaluated there,
- *               every tap they read clamped to the grid (the interior
- *               gather read from rows filled from the clamped rows: Good's
- *               field rows, whose differences past a face are those of a
- *               point with itself, 0, and their partials with them).
+ *               every tap they read clamped to the grid, along x too (the
+ *               interior gather over rows filled from the clamped rows and
+ *               padded with their end points: Good's field rows, whose
+ *               differences past a face are those of a point with itself,
+ *               0, and their partials with them).
  * Which one holds is a property of the expression, so it is tested here on
  * the expression itself: every partial evaluated in double at every point
- * of small grids (1, 2, 3 and 2r + 3 points along y and z, every pair;
- * 2r + 3 along x), three sets of random data (values near 1, of both signs,
- * and near 0, so that selects and absolute values take each branch), the
+ * of small grids (1, 2, 3 and 2r + 3 points along each dimension, every
+ * triple), three sets of random data (values near 1, of both signs, and
+ * near 0, so that selects and absolute values take each branch), the
  * exact adjoint (each partial scattered to the clamped tap's point)
- * against the rule's gather along y and z (x stays exact, as the kernels'
- * x ends are).  A rule counts only when it agrees to 1e-10 of the
- * gradient's scale on every grid and data set that evaluates to finite
+ * against the rule's gather along y and z (x stays exact, as the rolling
+ * kernels' x ends are; RULE_EXTEND's along x too).  A rule counts only
+ * when it agrees to 1e-10 of the gradient's scale on every grid and data
+ * set that evaluates to finite
  * numbers, at least one does, and every tap index is relative to the
  * point.  The kernels then run their border rows through the interior
  * path (gen/emit.c roll_rule), and the test suites compare the result with
@@ -159,21 +161,11 @@ static int eval_partials(const RuleIn *in, Eval *e, double *g, size_t npts)
     return 1;
 }
 
-/* the partial of tap T at point Q past a face, under RULE_EXTEND: evaluated
- * at Q, its taps clamped (eval) */
-static double extended_partial(const RuleIn *in, Eval *e, int t, const long *q)
-{
-    memcpy(e->q, q, sizeof e->q);
-    ++e->gen;
-    return eval(e, in->part[t]);
-}
-
 /* the partials G gathered by RULE (x exact: each tap's points whose
  * clamped x lands on p's x), or by the exact adjoint (RULE_NONE: every
  * tap scattered to its clamped point), into grad (array a's, all points) */
-static void gather_rule(const RuleIn *in, Eval *e, const double *g, int a, int rule, double *grad)
+static void gather_rule(const RuleIn *in, const long *n, const double *g, int a, int rule, double *grad)
 {
-    const long *n = e->n;
     const size_t npts = (size_t)(n[0] * n[1] * n[2]);
     memset(grad, 0, npts * sizeof *grad);
     for (int t = 0; t < in->ndt; ++t) {
@@ -192,16 +184,44 @@ static void gather_rule(const RuleIn *in, Eval *e, const double *g, int a, int r
                         for (int d = 1; d < 3; ++d) {
                             q[d] = p[d] - o[d].c;
                             past |= q[d] < 0 || q[d] >= n[d];
+                            q[d] = clamp_index(q[d], n[d]);
                         }
                     if (past && rule == RULE_ZERO) continue;
-                    if (past && rule == RULE_EXTEND) {
-                        grad[lin(n, to)] += extended_partial(in, e, t, q);
-                        continue;
-                    }
-                    for (int d = 1; d < 3; ++d) q[d] = clamp_index(q[d], n[d]);
                     grad[lin(n, to)] += g[(size_t)t * npts + lin(n, q)];
                 }
     }
+}
+
+/* RULE_EXTEND's gather, along x as along y and z (the field rows' kernels
+ * pad their rows with the end points' fields, gen/emit.c
+ * field_rule_bounds): at every point p each tap's partial at p - o, where
+ * that is past a face evaluated there with its taps clamped (eval) */
+static void gather_extend(const RuleIn *in, Eval *e, const double *g, int a, double *grad)
+{
+    const long *n = e->n;
+    const size_t npts = (size_t)(n[0] * n[1] * n[2]);
+    long p[3], q[3];
+    for (p[2] = 0; p[2] < n[2]; ++p[2])
+        for (p[1] = 0; p[1] < n[1]; ++p[1])
+            for (p[0] = 0; p[0] < n[0]; ++p[0]) {
+                double sum = 0;
+                for (int t = 0; t < in->ndt; ++t) {
+                    if (in->dtaps[t]->ref != a) continue;
+                    int past = 0;
+                    for (int d = 0; d < 3; ++d) {
+                        q[d] = p[d] - in->dtaps[t]->idx[d].c;
+                        past |= q[d] < 0 || q[d] >= n[d];
+                    }
+                    if (!past) {
+                        sum += g[(size_t)t * npts + lin(n, q)];
+                        continue;
+                    }
+                    memcpy(e->q, q, sizeof q);
+                    ++e->gen;
+                    sum += eval(e, in->part[t]);
+                }
+                grad[lin(n, p)] = sum;
+            }
 }
 
 /* the rules (bit 1 << rule, RULE_ZERO to RULE_EXTEND) that give every
@@ -216,12 +236,13 @@ static int rules_on_grid(const RuleIn *in, Eval *e)
     int mask = !(g && ex && ru) ? 0 : eval_partials(in, e, g, npts) ? RULES_ALL : -1;
     for (int a = 0; a < in->s->narr && mask > 0; ++a) {
         if (!in->diff[a]) continue;
-        gather_rule(in, e, g, a, RULE_NONE, ex);
+        gather_rule(in, e->n, g, a, RULE_NONE, ex);
         double scale = 0;
         for (size_t p = 0; p < npts; ++p) scale = fmax(scale, fabs(ex[p]));
         for (int rule = RULE_ZERO; rule <= RULE_EXTEND; ++rule) {
             if (!(mask & 1 << rule)) continue;
-            gather_rule(in, e, g, a, rule, ru);
+            if (rule == RULE_EXTEND) gather_extend(in, e, g, a, ru);
+            else gather_rule(in, e->n, g, a, rule, ru);
             double err = 0;
             for (size_t p = 0; p < npts; ++p) err = fmax(err, fabs(ex[p] - ru[p]));
             if (!(err <= 1e-10 * scale)) mask &= ~(1 << rule);
@@ -239,10 +260,11 @@ static int rules_holding(const RuleIn *in, Eval *e, long reach)
     const long sizes[4] = {1, 2, 3, 2 * reach + 3};
     int evaluated = 0, mask = RULES_ALL;
     for (int set = 0; set < 3; ++set)
+        for (int x = 0; x < 4; ++x)
         for (int y = 0; y < 4; ++y)
             for (int z = 0; z < 4; ++z) {
-                unsigned long long st = 12345u + 1000u * (unsigned)set + 10u * (unsigned)y + (unsigned)z;
-                e->n[0] = 2 * reach + 3, e->n[1] = sizes[y], e->n[2] = sizes[z];
+                unsigned long long st = 12345u + 1000u * (unsigned)set + 100u * (unsigned)x + 10u * (unsigned)y + (unsigned)z;
+                e->n[0] = sizes[x], e->n[1] = sizes[y], e->n[2] = sizes[z];
                 const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
                 int ok = 1;
                 for (int a = 0; a < in->s->narr && ok; ++a) {
@@ -273,8 +295,8 @@ static double rule_cost(const RuleIn *in, Eval *e, long reach)
         ++e->gen;
         nodes += count_nodes(e, in->part[t]);
     }
-    const double side = (double)(2 * reach + 3), yz = 1 + 2 + 3 + side;
-    return (double)nodes * 3 * side * yz * yz;
+    const double side = 1 + 2 + 3 + (double)(2 * reach + 3);
+    return (double)nodes * 3 * side * side * side;
 }
 
 /* A reduction reaching further, or whose partials cost more to evaluate

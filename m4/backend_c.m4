@@ -209,7 +209,9 @@ $2[[]]            }
 #   FSIZE (may be empty): the rows of st_n0 + STENC_ROW_PAD elements (gen/fields_print.c
 #   FIELD_ROW_WIDTH) of each thread's buffer of field rows (3D planes, 2D
 #   strip rings), allocated with the ring (stenc_alloc_lines: on a line
-#   2 KiB into a page): the planes' rows with empty tags (stenc_ftag_clear;
+#   2 KiB into a page; 3D: a thread's rows STENC_FIELD_LEAD bytes in, room
+#   for its first row's low end copies): the planes' rows with empty tags
+#   (at st_n0 + STENC_FIELD_XPAD; stenc_ftag_clear;
 #   zeroed whole, the buffer took 1% of Good's 3D gradient's samples at
 #   256^3), the strips' zeroed; the row functions get their thread's
 #   (st_fpl) and st_ty (2D: 0)
@@ -274,11 +276,13 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    const int st_fthr = stenc_omp_threads();
     const size_t st_fwid = (size_t)(st_n0 + STENC_ROW_PAD); /* gen/fields_print.c FIELD_ROW_WIDTH */
     if (st_fwid > (SIZE_MAX / sizeof(stn_real) / (size_t)st_fthr - STENC_PAGE_BYTES) / (stn_j_fsize)) return STENC_ERR_OVERFLOW;
-    const size_t st_fper = stenc_thread_span((stn_j_fsize) * st_fwid, sizeof(stn_real));
+    const size_t st_flead = m4_ifelse(stn_j_dims, 3, [[STENC_FIELD_LEAD / sizeof(stn_real)]], 0); /* a thread's rows start after it (STENC_FIELD_XPAD) */
+    const size_t st_fper = stenc_thread_span(st_flead + (stn_j_fsize) * st_fwid, sizeof(stn_real));
     stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));
     if (!st_fpb) return STENC_ERR_ALLOC;
 m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++st_t)
-        for (size_t st_w = (size_t)st_n0; st_w < (stn_j_fsize) * st_fwid; st_w += st_fwid) stenc_ftag_clear(st_fpb + st_t * st_fper + st_w);
+        for (size_t st_w = st_flead + (size_t)st_n0 + STENC_FIELD_XPAD; st_w < st_flead + (stn_j_fsize) * st_fwid; st_w += st_fwid)
+            stenc_ftag_clear(st_fpb + st_t * st_fper + st_w);
 ]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    stenc_free_lines(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    stenc_free_lines(st_fpb);
@@ -553,7 +557,7 @@ m4_define([[stn_rowno]], 0)
 m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
 m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)m4_ifelse(stn_given([[stn_j_fbody]]), 1,
-[[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, st_fpb + (size_t)stenc_omp_thread() * st_fper, ]]m4_ifelse(stn_j_dims, 3, [[st_ty]], 0)));
+[[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, st_fpb + (size_t)stenc_omp_thread() * st_fper + st_flead, ]]m4_ifelse(stn_j_dims, 3, [[st_ty]], 0)));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
@@ -666,8 +670,8 @@ m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (voi
             const int st_in = j >= st_ilo1 && j < st_ihi1;
 ]])m4_ifelse(stn_given([[stn_j_border_row]]), 0, [[]], [[            if (!st_in) stn_j_border_row else
 ]])            {
-            const ptrdiff_t st_ia = st_in ? stenc_iclamp(st_ilo0, st_lo0, st_hi0) : st_hi0;
-            const ptrdiff_t st_ib = st_in ? stenc_iclamp(st_ihi0, st_ia, st_hi0) : st_hi0;
+            const ptrdiff_t st_ia = st_in ? stenc_iclamp(m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ilo0]], [[st_rlo0]]), st_lo0, st_hi0) : st_hi0;
+            const ptrdiff_t st_ib = st_in ? stenc_iclamp(m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ihi0]], [[st_rhi0]]), st_ia, st_hi0) : st_hi0;
 m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_dnl
             const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(m4_ifelse(stn_j_dims, 3, [[stenc_imin(st_th - st_jj, st_r1 - st_r)]], [[st_r1 - st_r]]), m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ihi1]], [[st_rhi1]]) - j) : 1;
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl

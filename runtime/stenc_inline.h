@@ -29,9 +29,19 @@
 #ifndef STENC_ROW_PAD
 #define STENC_ROW_PAD 32
 #endif
-#if STENC_ROW_PAD < 16
-#error "STENC_ROW_PAD must be at least 16 (a row's sum or tag lives in its padding)"
+#if STENC_ROW_PAD < 24
+#error "STENC_ROW_PAD must be at least 24 (a row's sum or tag and a field row's end copies live in its padding)"
 #endif
+/* A 3D field row (gen/fields_print.c) whose kernel runs the whole row
+ * through its interior (gen/emit.c field_rule_bounds) holds up to
+ * STENC_FIELD_XPAD copies of its end points' fields past each end: the
+ * high ones in its padding, its tag after them (at st_n0 +
+ * STENC_FIELD_XPAD: 16 elements with an f32 tag), the low ones in the last
+ * elements of the row before (past its tag: STENC_ROW_PAD >= 24), or, for a
+ * thread's first row, of the line its buffer starts after
+ * (STENC_FIELD_LEAD bytes) */
+#define STENC_FIELD_XPAD 8
+#define STENC_FIELD_LEAD 64
 
 #if !defined(__CUDACC__)
 /* Host threads for per-thread scratch buffers of the C kernels: the most a
