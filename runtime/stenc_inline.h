@@ -41,7 +41,9 @@
  * thread's first row, of the line its buffer starts after
  * (STENC_FIELD_LEAD bytes) */
 #define STENC_FIELD_XPAD 8
+#ifndef STENC_FIELD_LEAD
 #define STENC_FIELD_LEAD 64
+#endif
 
 #if !defined(__CUDACC__)
 /* Host threads for per-thread scratch buffers of the C kernels: the most a
