@@ -3699,6 +3699,9 @@ static void dump_gather(FILE *dump, const RedPlan *P)
         fprintf(dump, "# at the faces in Neumann mode this gather is exact with the partials\n"
                       "# past a face taken as %s (found when generated)\n",
                 P->rule == RULE_CLAMP ? "those of the face point" : "zero");
+    if (P->extend) /* the same; the field rows' kernels use it (field_rule) */
+        fprintf(dump, "# at every face (x too) in Neumann mode it is also exact with the partials\n"
+                      "# past a face evaluated there, their reads clamped to the grid (found when generated)\n");
     fprintf(dump, "kernel %s_grad_%dd {\n", r->name, D);
     Node *roots[MAXTAP + 1];
     char names[MAXTAP + 1][16], *notes[MAXTAP + 1];

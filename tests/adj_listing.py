@@ -7,9 +7,10 @@ listing's own R line.  A wrong partial, a wrong shift in the gather, a
 name used before its line or a parenthesis the printer dropped fails it.
 Where a 3D gradient's listing says its gather stays exact at the faces in
 Neumann mode by a rule (the partials past a face zero, or the face
-point's), the rule is checked the same way: the gather at face points,
-the partials it names past a face replaced as the rule says, against
-central differences of sum_p R(p) with the reads clamped to the grid.
+point's, or evaluated past the face with their reads clamped), each rule
+is checked the same way: the gather at face points, the partials it names
+past a face replaced as the rule says, against central differences of
+sum_p R(p) with the reads clamped to the grid.
 The listings of array-kernel adjoints are read back for their form: each
 name defined before its use, each line an expression Python can parse.
 
@@ -153,9 +154,10 @@ def worst_difference(L, grads, arrays, pts, bind, total):
 
 
 def check_face_rule(body, rule, params, rng):
-    """max relative difference, at points on the y and z faces (x inside),
-    of the listed gather with RULE applied to its partials past a face from
-    central differences of the Neumann sum of R (reads clamped)"""
+    """max relative difference, at points on the y and z faces (x inside;
+    on the x faces too for "extend"), of the listed gather with RULE
+    applied to its partials past a face from central differences of the
+    Neumann sum of R (reads clamped)"""
     text = " ".join(e for _, e in body)
     reach = max([1] + [int(c) for c in re.findall(r"[ijk][+-](\d+)", text)])
     n = (4 * reach + 2, 5, 4)
@@ -173,8 +175,8 @@ def check_face_rule(body, rule, params, rng):
             plain = (lambda nm: lambda *ix: L.evaluate(nm, tuple(ix), cache))(name)
             if re.match(r"d\d+$", name):
                 def ruled(*ix, f=plain):
-                    if all(0 <= ix[d] < n[d] for d in (1, 2)):
-                        return f(*ix)
+                    if rule == "extend" or all(0 <= ix[d] < n[d] for d in (1, 2)):
+                        return f(*ix)  # past a face under "extend": its reads clamped (the arrays' env)
                     return 0.0 if rule == "zero" else f(*clamp(ix))
                 L.env[name] = ruled
             else:
@@ -184,7 +186,10 @@ def check_face_rule(body, rule, params, rng):
         bind()
         return math.fsum(L.env["R"](*p) for p in grid)
 
-    faces = [p for p in grid if 2 * reach <= p[0] < n[0] - 2 * reach and (p[1] in (0, n[1] - 1) or p[2] in (0, n[2] - 1))]
+    inside = lambda i: 2 * reach <= i < n[0] - 2 * reach
+    faces = [p for p in grid if (inside(p[0]) or rule == "extend") and (p[1] in (0, n[1] - 1) or p[2] in (0, n[2] - 1))]
+    if rule == "extend":
+        faces += [p for p in grid if p[0] in (0, n[0] - 1)]
     grads = [nm[4:-1] for nm in names if nm.startswith("all(")]
     return worst_difference(L, grads, arrays, rng.sample(faces, min(8, len(faces))), bind, total)
 
@@ -216,9 +221,10 @@ def main():
                         print("%s %s: listed gradient against central differences of its R: %.1e%s"
                               % (base, kname, err, "" if ok else "  FAILED"))
                         m = re.search(r"past a face taken as (zero|those of the face point)", " ".join(head))
-                        if m:
+                        rules = ([] if not m else ["zero" if m.group(1) == "zero" else "clamp"]) + \
+                            (["extend"] if re.search(r"past a face evaluated there", " ".join(head)) else [])
+                        for rule in rules:
                             checks += 1
-                            rule = "zero" if m.group(1) == "zero" else "clamp"
                             ferr = check_face_rule(body, rule, params, rng)
                             fok = ferr < 1e-6
                             fails += not fok
