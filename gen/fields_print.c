@@ -204,7 +204,9 @@ static void plane_row_of(FILE *f, const void *ctx, int m)
 static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
 {
     const Field *fd = &P->F->f[q];
-    fprintf(f, "    for (ptrdiff_t st_fz = %ld; st_fz <= %ld; ++st_fz)\n", fd->lo[2], fd->hi[2]);
+    if (fd->lo[2] < fd->hi[2]) /* st_fwm: the planes below the newest are filled (stn_loops' march) */
+        fprintf(f, "    for (ptrdiff_t st_fz = st_fwm ? %ld : %ld; st_fz <= %ld; ++st_fz)\n", fd->hi[2], fd->lo[2], fd->hi[2]);
+    else fprintf(f, "    for (ptrdiff_t st_fz = %ld; st_fz <= %ld; ++st_fz)\n", fd->lo[2], fd->hi[2]);
     if (fd->lo[1] < fd->hi[1])
         fprintf(f, "    for (ptrdiff_t st_fy = st_jr == 0 ? %ld : %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1], fd->hi[1]);
     else fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
@@ -249,7 +251,7 @@ static void print_plane_decl(FILE *f, const FieldPrint *P)
     fprintf(f, "    const ptrdiff_t st_fsp = STENC_FIELD_BYTES / sizeof(stn_real), st_fpw = " FIELD_ROW_WIDTH
                ", st_fry = st_ty + %ld;\n",
             field_span(P->F));
-    fprintf(f, "    const ptrdiff_t st_fs0 = stenc_imod(st_j0, st_fry);\n");
+    fprintf(f, "    const ptrdiff_t st_fs0 = stenc_imod(st_j0, st_fry); (void)st_fwm;\n");
 }
 static void print_plane_rows(FILE *f, const FieldPrint *P)
 {

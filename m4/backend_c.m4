@@ -283,6 +283,7 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
 m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++st_t)
         for (size_t st_w = st_flead + (size_t)st_n0 + STENC_FIELD_XPAD; st_w < st_flead + (stn_j_fsize) * st_fwid; st_w += st_fwid)
             stenc_ftag_clear(st_fpb + st_t * st_fper + st_w);
+    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++st_t) stenc_fmarch_clear(st_fpb + st_t * st_fper);
 ]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    stenc_free_lines(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    stenc_free_lines(st_fpb);
@@ -557,7 +558,7 @@ m4_define([[stn_rowno]], 0)
 m4_define([[stn_row_xr]], [[$1st_lo0, $1st_hi0[[]]m4_ifelse(stn_j_mode, [[]], [[]], [[, $1st_dlo0, $1st_dhi0]])]])
 m4_define([[stn_rowname]], [[stenc_r[[]]stn_rowno[[]]_[[]]stn_e_base[[]]_[[]]stn_sfx]])
 m4_define([[stn_rowcall]], [[m4_define([[stn_rowno]], m4_incr(stn_rowno))m4_divert(1)m4_ifelse(stn_given([[stn_j_fbody]]), 1,
-[[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, st_fpb + (size_t)stenc_omp_thread() * st_fper + st_flead, ]]m4_ifelse(stn_j_dims, 3, [[st_ty]], 0)));
+[[stn_rowfn_fields([[$1]], m4_defn([[stn_j_fbody]]), [[$3]], [[$4]])]], [[stn_rowfn([[$1]], [[$2]], [[$3]], [[$4]])]])m4_divert(2)            m4_ifelse([[$1]], 1, [[st_acc += ]])stn_rowname[[]](stn_e_call, st_j0, st_nr, m4_ifelse(stn_j_dims, 3, [[k, ]])st_ia, st_ib, stn_row_xr()[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, st_fpb + (size_t)stenc_omp_thread() * st_fper + st_flead, ]]m4_ifelse(stn_j_dims, 3, [[[[st_ty, st_kk > 0 && st_r - st_th >= st_frun && k - 1 >= ]]stn_in_lo(2)]], 0)));
 ]])
 
 # stn_rowfn(ACC, INTERIOR, BETA, MODE): the row function that a run of rows
@@ -578,7 +579,7 @@ stn_rowfn_close([[$1]])]])
 # stn_rowfn_open(ACC, MODE), stn_rowfn_close(ACC): a row function's head
 # (its parameters, st_mode, st_acc) and its end
 m4_define([[stn_rowfn_open]], [[
-static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, m4_ifelse(stn_j_dims, 3, [[const ptrdiff_t k, ]])const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, stn_real *stn_restrict st_fpl, const ptrdiff_t st_ty]]))
+static STENC_NOINLINE m4_ifelse([[$1]], 1, [[double]], [[void]]) stn_rowname[[]](stn_e_args, const ptrdiff_t st_j0, const ptrdiff_t st_nr, m4_ifelse(stn_j_dims, 3, [[const ptrdiff_t k, ]])const ptrdiff_t st_ia, const ptrdiff_t st_ib, stn_row_xr([[const ptrdiff_t ]])[[]]m4_ifelse(stn_lanes_here([[$1]]), 1, [[, double *stn_restrict st_dl]])[[]]m4_ifelse(stn_given([[stn_j_fsize]]), 1, [[, stn_real *stn_restrict st_fpl, const ptrdiff_t st_ty]]m4_ifelse(stn_j_dims, 3, [[[[, const int st_fwm]]]])))
 {
 stn_e_pre[[]]   stn_voids(stn_e_call)
    stn_voids(stn_row_xr())m4_ifelse(stn_j_dims, 3, [[ (void)k;]])
@@ -651,6 +652,12 @@ m4_define([[stn_row_end_loops]], [[            for (ptrdiff_t i = st_lo0; i < st
 # the loop is store-bound, the extra buffer pass cost up to 2x).  A
 # gradient job's chunk ends with a store fence (stenc_nt_fence), for the
 # lines it may have streamed (stn_nt_lines)
+# stn_in_lo(D), stn_in_hi(D): the bounds of the rows' interior along
+# dimension D in stn_loops: [st_ilo, st_ihi), or [st_rlo, st_rhi) where
+# stn_j_roll_init defines them (the rolling rows', gen/emit.c
+# field_rule_bounds)
+m4_define([[stn_in_lo]], [[m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ilo$1]], [[st_rlo$1]])]])
+m4_define([[stn_in_hi]], [[m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ihi$1]], [[st_rhi$1]])]])
 m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
     for (ptrdiff_t st_c = 0; st_c < st_nch; ++st_c) {
         const ptrdiff_t st_q0 = st_rows / st_nch, st_rm = st_rows % st_nch;
@@ -658,22 +665,22 @@ m4_define([[stn_loops]], [[    #pragma omp parallel for schedule(static)
         const ptrdiff_t st_r1 = st_r0 + st_q0 + (st_c < st_rm ? 1 : 0);
 m4_ifelse(stn_j_mode, [[]], [[]], [[        const int st_mode = stn_j_mode; (void)st_mode;
 ]])m4_ifelse(stn_j_acc, 1, [[        double st_acc = 0;
-]])stn_lanes_open(stn_j_acc)m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[]], [[        stn_j_roll_init[[]]]])m4_ifelse(stn_j_dims, 3, [[        ptrdiff_t st_t = st_r0 / st_tr, st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
+]])stn_lanes_open(stn_j_acc)m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[]], [[        stn_j_roll_init[[]]]])m4_ifelse(stn_j_dims[[]]stn_given([[stn_j_fsize]]), 31, [[        const ptrdiff_t st_frun = stenc_fmarch(st_fpb + (size_t)stenc_omp_thread() * st_fper, st_c, st_r0); (void)st_frun;
+]])m4_ifelse(stn_j_dims, 3, [[        ptrdiff_t st_t = st_r0 / st_tr, st_th = stenc_imin(st_ty, st_n1r - st_t * st_ty);
         ptrdiff_t st_jj = st_r0 % st_tr % st_th, st_kk = st_r0 % st_tr / st_th;
         for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r, stenc_row_next(&st_jj, &st_kk, &st_t, &st_th, st_ty, st_n1r, st_n2r)) {
             const ptrdiff_t j = st_lo1 + st_t * st_ty + st_jj;
             const ptrdiff_t k = st_lo2 + st_kk;
-            const int st_in = m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[j >= st_ilo1 && j < st_ihi1 && k >= st_ilo2 && k < st_ihi2]],
-                                        [[j >= st_rlo1 && j < st_rhi1 && k >= st_rlo2 && k < st_rhi2]]);
+            const int st_in = j >= stn_in_lo(1) && j < stn_in_hi(1) && k >= stn_in_lo(2) && k < stn_in_hi(2);
 ]], [[        for (ptrdiff_t st_r = st_r0; st_r < st_r1; ++st_r) {
             const ptrdiff_t j = st_lo1 + st_r % st_n1r;
             const int st_in = j >= st_ilo1 && j < st_ihi1;
 ]])m4_ifelse(stn_given([[stn_j_border_row]]), 0, [[]], [[            if (!st_in) stn_j_border_row else
 ]])            {
-            const ptrdiff_t st_ia = st_in ? stenc_iclamp(m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ilo0]], [[st_rlo0]]), st_lo0, st_hi0) : st_hi0;
-            const ptrdiff_t st_ib = st_in ? stenc_iclamp(m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ihi0]], [[st_rhi0]]), st_ia, st_hi0) : st_hi0;
+            const ptrdiff_t st_ia = st_in ? stenc_iclamp(stn_in_lo(0), st_lo0, st_hi0) : st_hi0;
+            const ptrdiff_t st_ib = st_in ? stenc_iclamp(stn_in_hi(0), st_ia, st_hi0) : st_hi0;
 m4_ifelse(stn_given([[stn_j_roll]]), 0, [[m4_dnl
-            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(m4_ifelse(stn_j_dims, 3, [[stenc_imin(st_th - st_jj, st_r1 - st_r)]], [[st_r1 - st_r]]), m4_ifelse(stn_given([[stn_j_roll_init]]), 0, [[st_ihi1]], [[st_rhi1]]) - j) : 1;
+            const ptrdiff_t st_j0 = j, st_nr = st_in ? stenc_imin(m4_ifelse(stn_j_dims, 3, [[stenc_imin(st_th - st_jj, st_r1 - st_r)]], [[st_r1 - st_r]]), stn_in_hi(1) - j) : 1;
 stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dnl
             st_r += st_nr - 1[[]]m4_ifelse(stn_j_dims, 3, [[, st_jj += st_nr - 1]]);
 ]], [[            if (st_ia < st_ib) stn_j_roll

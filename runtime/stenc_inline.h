@@ -38,12 +38,11 @@
  * high ones in its padding, its tag after them (at st_n0 +
  * STENC_FIELD_XPAD: 16 elements with an f32 tag), the low ones in the last
  * elements of the row before (past its tag: STENC_ROW_PAD >= 24), or, for a
- * thread's first row, of the line its buffer starts after
- * (STENC_FIELD_LEAD bytes) */
+ * thread's first row, in the last 64 bytes of the STENC_FIELD_LEAD bytes
+ * its rows start after; the lead's first 16 bytes hold the thread's march
+ * (stenc_fmarch) */
 #define STENC_FIELD_XPAD 8
-#ifndef STENC_FIELD_LEAD
-#define STENC_FIELD_LEAD 64
-#endif
+#define STENC_FIELD_LEAD 128
 
 #if !defined(__CUDACC__)
 /* Host threads for per-thread scratch buffers of the C kernels: the most a
@@ -96,6 +95,27 @@ static inline void stenc_ftag_put(void *p, ptrdiff_t j, ptrdiff_t k, ptrdiff_t a
     memcpy(q + sizeof j, &k, sizeof k);
     memcpy(q + 2 * sizeof j, &a, sizeof a);
     memcpy(q + 3 * sizeof j, &b, sizeof b);
+}
+/* A thread's march over a 3D job's field rows, kept in its buffer's lead
+ * (STENC_FIELD_LEAD): the chunk after the last one it ran and the first
+ * row of its run of chunks.  stenc_fmarch at the start of chunk C (first
+ * row R0) returns that first row: the rows the thread ran since (in order:
+ * OpenMP's static schedule) left their field rows in its buffer, so that a
+ * row whose plane below ran in the same tile and run finds the rows of the
+ * planes below the newest filled (gen/fields_print.c print_plane_fill) */
+static inline void stenc_fmarch_clear(void *lead)
+{
+    const ptrdiff_t m[2] = {PTRDIFF_MIN, 0};
+    memcpy(lead, m, sizeof m);
+}
+static inline ptrdiff_t stenc_fmarch(void *lead, ptrdiff_t c, ptrdiff_t r0)
+{
+    ptrdiff_t m[2];
+    memcpy(m, lead, sizeof m);
+    if (m[0] != c) m[1] = r0;
+    m[0] = c + 1;
+    memcpy(lead, m, sizeof m);
+    return m[1];
 }
 /* a tag that covers nothing (a thread's ring rows start so) */
 static inline void stenc_ftag_clear(void *p)
@@ -342,6 +362,12 @@ static inline void *stenc_alloc_lines(size_t bytes, int zero)
     char *const p = raw + (start - (uintptr_t)raw);
     memcpy(p - sizeof(void *), &raw, sizeof raw);
     if (zero) memset(p, 0, bytes);
+#ifdef STENC_POISON
+    /* the sanitizer build: a buffer's elements NaN until written, so that a
+     * kernel that reads a ring or field row it believes filled fails its
+     * tests instead of finding the same values left by the call before */
+    else memset(p, 0xff, bytes);
+#endif
     return p;
 }
 /* A thread's share of such a buffer: N elements of ES bytes rounded up to
