@@ -1706,7 +1706,7 @@ static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int 
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
     fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
     const RollFill c = {R, z};
-    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0};
+    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0, NULL};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }

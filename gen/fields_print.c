@@ -125,8 +125,8 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
         snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
         g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
     }
-    fprintf(f, "        if (stenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->q, t->tag ? t->tag : "st_n0", t->j, t->k,
-            t->a, t->b);
+    fprintf(f, "        if (%s%s%sstenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->fresh ? "!(" : "",
+            t->fresh ? t->fresh : "", t->fresh ? ") && " : "", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
     const char *sj = t->sj ? t->sj : t->j, *sk = t->sk ? t->sk : t->k;
     if (t->es->dims == 3)
         fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, sj, nm, sk);
@@ -216,9 +216,13 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
     if (P->clamp) /* a row past a face holds the face's, the points past its ends its end points' (RULE_EXTEND) */
         fprintf(f, "        const ptrdiff_t st_fsj = stenc_iclamp(st_fj, 0, st_n1 - 1), st_fsk = stenc_iclamp(st_fk, 0, st_n2 - 1);\n"
                    "        const ptrdiff_t st_fa1 = stenc_imax(st_fa0, 0), st_fe1 = stenc_imin(st_fe0, st_n0);\n");
+    /* the row at the highest offsets is first read by row j of plane k:
+     * no row before it in the march filled it */
+    char fresh[64];
+    snprintf(fresh, sizeof fresh, "st_fz == %ld && st_fy == %ld", fd->hi[2], fd->hi[1]);
     const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", P->clamp ? "st_fa1" : "st_fa0", P->clamp ? "st_fe1" : "st_fe0",
                           plane_row_of, P->F, P->clamp ? "st_fsj" : NULL, P->clamp ? "st_fsk" : NULL,
-                          "st_n0 + STENC_FIELD_XPAD", P->clamp ? -fd->lo[0] : 0, P->clamp ? fd->hi[0] : 0};
+                          "st_n0 + STENC_FIELD_XPAD", P->clamp ? -fd->lo[0] : 0, P->clamp ? fd->hi[0] : 0, fresh};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }

@@ -331,6 +331,7 @@ typedef struct {
     const char *sj, *sk; /* the grid row the fill reads (NULL: J, K) */
     const char *tag;     /* where the tag sits in a row (NULL: at st_n0) */
     long xlo, xhi;       /* copies of the row's end points past its ends (where the fill reaches them) */
+    const char *fresh;   /* a C condition under which the row is not filled yet (its tag not read), or NULL */
 } TaggedFill;
 void fields_print_tagged_fill(FILE *f, const TaggedFill *t);
 
