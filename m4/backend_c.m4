@@ -646,7 +646,12 @@ m4_define([[stn_row_end_loops]], [[            for (ptrdiff_t i = st_lo0; i < st
 # stn_j_roll (when given) replaces the whole of those rows (it gathers their x ends
 # from its ring), stn_j_ends then runs only rows too short for an interior;
 # in 3D its rows are those inside [st_rlo, st_rhi) (y, z), which
-# stn_j_roll_init defines.  Interior sums:
+# stn_j_roll_init defines (with the rows' x-interior [st_rlo0, st_rhi0); a
+# job over field rows that runs every row whole in Neumann mode defines
+# them too, without a ring: gen/emit.c field_rule_bounds).  A 3D job with
+# field rows passes its row function st_fwm, whether the rows of the
+# planes below the newest are filled (the plane below ran in the same
+# tile and in the thread's run of chunks, stenc_fmarch).  Interior sums:
 # through the strip buffer for values alone; straight into the double
 # accumulator when the loop also stores a gradient (measured faster there:
 # the loop is store-bound, the extra buffer pass cost up to 2x).  A
