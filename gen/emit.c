@@ -3924,35 +3924,40 @@ static int own_point_only(Node *root, int nreal)
     return 1;
 }
 
-/* whether a 3D gradient's gather over the field rows G runs every row
- * whole through its interior in Neumann mode: RULE_EXTEND holds (the
- * partials past a face, evaluated there on the clamped data, make the
- * gather exact), the fields' x reach fits their rows' end copies
- * (STENC_FIELD_XPAD) and the gather ROOTS read nothing but field rows and
- * the point itself.  The fills then read the rows clamped to the grid and
- * copy a row's end points' fields past its ends (fields_print.c,
- * FieldPrint.clamp), and stn_loops takes the whole grid for its rows'
- * interiors (field_rule_bounds): no border rows, no x ends, as in an
- * expert's loop over padded rows */
-static int field_rule(const RedPlan *P, const Fields *G, Node *const *roots, int nr)
+/* whether a 3D job over the field rows G can run every row whole through
+ * its interior in Neumann mode: the fields' x reach fits their rows' end
+ * copies (STENC_FIELD_XPAD) and its ROOTS read nothing but field rows and
+ * the point itself (arrays below NREAL are not field rows).  The fills
+ * then read the rows clamped to the grid and copy a row's end points'
+ * fields past its ends (fields_print.c, FieldPrint.clamp), and stn_loops
+ * takes the whole grid for its rows' interiors (field_rule_bounds): no
+ * border rows, no x ends, as in an expert's loop over padded rows.  A
+ * value may (Neumann mode reads past a face the face's); a gradient's
+ * gather where RULE_EXTEND holds (field_rule: its partials past a face,
+ * evaluated there on the clamped data, make it exact) */
+static int whole_rows(const Fields *G, Node *const *roots, int nr, int nreal)
 {
-    if (P->D != 3 || !P->extend) return 0;
     for (int q = 0; q < G->n; ++q)
         if (G->f[q].lo[0] < -8 || G->f[q].hi[0] > 8) return 0; /* STENC_FIELD_XPAD */
     for (int r = 0; r < nr; ++r)
-        if (!own_point_only(roots[r], P->es->narr)) return 0;
+        if (!own_point_only(roots[r], nreal)) return 0;
     return 1;
 }
+static int field_rule(const RedPlan *P, const Fields *G, Node *const *roots, int nr)
+{
+    return P->D == 3 && P->extend && whole_rows(G, roots, nr, P->es->narr);
+}
 
-/* The bounds (ROLL_INIT) by which stn_loops runs every row of such a
- * gradient (field_rule) whole through its interior in Neumann mode */
-static char *field_rule_bounds(void)
+/* The bounds (ROLL_INIT) by which stn_loops runs every row of such a job
+ * whole through its interior in Neumann mode (a gradient's gather: GATHER) */
+static char *field_rule_bounds(int gather)
 {
     Str b;
     str_open(&b);
     fprintf(b.f, "/* every row runs through the interior in Neumann mode: its field rows past a face and\n"
-                 "           past a row's ends hold the face's (gen/rules.c RULE_EXTEND; gen/emit.c field_rule) */\n"
-                 "        const int st_rc = st_mode == STENC_NEUMANN;\n");
+                 "           past a row's ends hold the face's (%s) */\n"
+                 "        const int st_rc = st_mode == STENC_NEUMANN;\n",
+            gather ? "gen/rules.c RULE_EXTEND; gen/emit.c field_rule" : "the mode's reads; gen/emit.c whole_rows");
     for (int d = 0; d < 3; ++d)
         fprintf(b.f, "        const ptrdiff_t st_rlo%d = st_rc ? 0 : st_ilo%d, st_rhi%d = st_rc ? st_n%d : st_ihi%d;\n", d, d, d, d, d);
     return str_close(&b);
@@ -4016,8 +4021,9 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     FieldText ft = {0};
     int fclamp = 0;
     const int gfields = want_g && gather_fields(P, want_v, &G, &ft, &fclamp);
-    char *sfb = fclamp ? field_rule_bounds() : NULL;
-    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3, 0}; /* the value's own fields */
+    const int vclamp = !want_g && D == 3 && P->F.n > 0 && whole_rows(&P->F, &P->F.value, 1, P->N);
+    char *sfb = fclamp || vclamp ? field_rule_bounds(fclamp) : NULL;
+    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3, vclamp}; /* the value's own fields */
     {
         /* 3D: the interior rows' ends read the planes' fields too (the
          * gradient's gather fields, the value's own): after a row's last
