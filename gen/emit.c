@@ -3935,10 +3935,11 @@ static int own_point_only(Node *root, int nreal)
  * value may (Neumann mode reads past a face the face's); a gradient's
  * gather where RULE_EXTEND holds (field_rule: its partials past a face,
  * evaluated there on the clamped data, make it exact) */
+enum { FIELD_XPAD = 8 }; /* runtime/stenc_inline.h STENC_FIELD_XPAD */
 static int whole_rows(const Fields *G, Node *const *roots, int nr, int nreal)
 {
     for (int q = 0; q < G->n; ++q)
-        if (G->f[q].lo[0] < -8 || G->f[q].hi[0] > 8) return 0; /* STENC_FIELD_XPAD */
+        if (G->f[q].lo[0] < -FIELD_XPAD || G->f[q].hi[0] > FIELD_XPAD) return 0;
     for (int r = 0; r < nr; ++r)
         if (!own_point_only(roots[r], nreal)) return 0;
     return 1;
