@@ -29,10 +29,10 @@
  * against the rule's gather along y and z (x stays exact, as the rolling
  * kernels' x ends are; RULE_EXTEND's along x too).  A rule counts only
  * when it agrees to 1e-10 of the gradient's scale on every grid and data
- * set that evaluates to finite
- * numbers, at least one does, and every tap index is relative to the
- * point.  The kernels then run their border rows through the interior
- * path (gen/emit.c roll_rule), and the test suites compare the result with
+ * set that evaluates to finite numbers, at least one does, and every tap
+ * index is relative to the point.  The kernels then run their border rows
+ * through the interior path (gen/emit.c roll_rule; field_rule for the
+ * kernels over field rows), and the test suites compare the result with
  * independent references as for every other kernel. */
 #include "gen.h"
 
@@ -227,7 +227,7 @@ static void gather_extend(const RuleIn *in, Eval *e, const double *g, int a, dou
 /* the rules (bit 1 << rule, RULE_ZERO to RULE_EXTEND) that give every
  * differentiable array's exact gradient on grid n with the data e holds;
  * -1 when not evaluated (not finite).  The partials and the exact adjoint
- * are computed once for both rules. */
+ * are computed once for every rule. */
 static int rules_on_grid(const RuleIn *in, Eval *e)
 {
     const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
@@ -261,24 +261,24 @@ static int rules_holding(const RuleIn *in, Eval *e, long reach)
     int evaluated = 0, mask = RULES_ALL;
     for (int set = 0; set < 3; ++set)
         for (int x = 0; x < 4; ++x)
-        for (int y = 0; y < 4; ++y)
-            for (int z = 0; z < 4; ++z) {
-                unsigned long long st = 12345u + 1000u * (unsigned)set + 100u * (unsigned)x + 10u * (unsigned)y + (unsigned)z;
-                e->n[0] = sizes[x], e->n[1] = sizes[y], e->n[2] = sizes[z];
-                const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
-                int ok = 1;
-                for (int a = 0; a < in->s->narr && ok; ++a) {
-                    e->val[a] = malloc(npts * sizeof(double));
-                    ok = e->val[a] != NULL;
-                    for (size_t p = 0; ok && p < npts; ++p) e->val[a][p] = next_uniform(&st, range[set][0], range[set][1]);
+            for (int y = 0; y < 4; ++y)
+                for (int z = 0; z < 4; ++z) {
+                    unsigned long long st = 12345u + 1000u * (unsigned)set + 100u * (unsigned)x + 10u * (unsigned)y + (unsigned)z;
+                    e->n[0] = sizes[x], e->n[1] = sizes[y], e->n[2] = sizes[z];
+                    const size_t npts = (size_t)(e->n[0] * e->n[1] * e->n[2]);
+                    int ok = 1;
+                    for (int a = 0; a < in->s->narr && ok; ++a) {
+                        e->val[a] = malloc(npts * sizeof(double));
+                        ok = e->val[a] != NULL;
+                        for (size_t p = 0; ok && p < npts; ++p) e->val[a][p] = next_uniform(&st, range[set][0], range[set][1]);
+                    }
+                    for (int p = 0; p < in->s->nparam; ++p) e->par[p] = next_uniform(&st, 0.5, 1.5);
+                    const int r = ok ? rules_on_grid(in, e) : 0;
+                    for (int a = 0; a < in->s->narr; ++a) { free(e->val[a]); e->val[a] = NULL; }
+                    if (r < 0) continue;
+                    if (!(mask &= r)) return 0;
+                    ++evaluated;
                 }
-                for (int p = 0; p < in->s->nparam; ++p) e->par[p] = next_uniform(&st, 0.5, 1.5);
-                const int r = ok ? rules_on_grid(in, e) : 0;
-                for (int a = 0; a < in->s->narr; ++a) { free(e->val[a]); e->val[a] = NULL; }
-                if (r < 0) continue;
-                if (!(mask &= r)) return 0;
-                ++evaluated;
-            }
     return evaluated > 0 ? mask : 0;
 }
 
