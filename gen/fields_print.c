@@ -116,14 +116,14 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
     Node *g[MAXFIELD];
     char fmb[MAXFIELD][32];
     const char *fm[MAXFIELD];
-    int ng = 0;
+    int mem[MAXFIELD], ng = 0; /* the leader's members */
     for (int m = t->q; m < F->n; ++m) {
         if (fields_leader(F, m) != t->q) continue;
         fprintf(f, "        stn_real *const st_fw%d = ", m);
         t->row(f, t->ctx, m);
         fprintf(f, ";\n");
         snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
-        g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
+        mem[ng] = m, g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
     }
     fprintf(f, "        if (%s%s%sstenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->fresh ? "!(" : "",
             t->fresh ? t->fresh : "", t->fresh ? ") && " : "", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
@@ -145,11 +145,10 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
             lines ? "st_fie" : t->b);
     pr_c_block(f, &pc, g, ng, fm, "            ");
     fprintf(f, "        }\n%s", lines ? "        }\n" : "");
-    for (int m = t->q; m < F->n && (t->xlo || t->xhi); ++m)
-        if (fields_leader(F, m) == t->q) /* the end points' copies past the row's ends */
-            fprintf(f, "        if (%s == 0) for (ptrdiff_t st_u = 1; st_u <= %ld; ++st_u) st_fw%d[-st_u] = st_fw%d[0];\n"
-                       "        if (%s == st_n0) for (ptrdiff_t st_u = 0; st_u < %ld; ++st_u) st_fw%d[st_n0 + st_u] = st_fw%d[st_n0 - 1];\n",
-                    t->a, t->xlo, m, m, t->b, t->xhi, m, m);
+    for (int u = 0; u < ng && (t->xlo || t->xhi); ++u) /* the end points' copies past the row's ends */
+        fprintf(f, "        if (%s == 0) for (ptrdiff_t st_u = 1; st_u <= %ld; ++st_u) st_fw%d[-st_u] = st_fw%d[0];\n"
+                   "        if (%s == st_n0) for (ptrdiff_t st_u = 0; st_u < %ld; ++st_u) st_fw%d[st_n0 + st_u] = st_fw%d[st_n0 - 1];\n",
+                t->a, t->xlo, mem[u], mem[u], t->b, t->xhi, mem[u], mem[u]);
     fprintf(f, "        stenc_ftag_put(st_fw%d + %s, %s, %s, %s, %s);\n", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
 }
 

@@ -280,10 +280,11 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     const size_t st_fper = stenc_thread_span(st_flead + (stn_j_fsize) * st_fwid, sizeof(stn_real));
     stn_real *const st_fpb = (stn_real *)stenc_alloc_lines(st_fper * (size_t)st_fthr * sizeof(stn_real), m4_ifelse(stn_j_dims, 3, 0, 1));
     if (!st_fpb) return STENC_ERR_ALLOC;
-m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++st_t)
+m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++st_t) {
+        stenc_fmarch_clear(st_fpb + st_t * st_fper);
         for (size_t st_w = st_flead + (size_t)st_n0 + STENC_FIELD_XPAD; st_w < st_flead + (stn_j_fsize) * st_fwid; st_w += st_fwid)
             stenc_ftag_clear(st_fpb + st_t * st_fper + st_w);
-    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++st_t) stenc_fmarch_clear(st_fpb + st_t * st_fper);
+    }
 ]])]])stn_loops[[]]m4_ifelse(stn_given([[stn_j_roll]]), 0, [[]], [[    stenc_free_lines(st_ring);
     free(st_rstate_mem);
 ]])m4_ifelse(stn_given([[stn_j_fsize]]), 0, [[]], [[    stenc_free_lines(st_fpb);
