@@ -16,6 +16,7 @@ name defined before its use, each line an expression Python can parse.
 
 usage: adj_listing.py GEN STN...   (GEN: stenc-gen; writes to a temporary
 directory).  Prints a Check-style summary line for tests/run.sh. """
+import ast
 import math
 import os
 import random
@@ -28,7 +29,7 @@ FUNCS = {
     "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "abs": abs, "min": min, "max": max,
     "pow": math.pow, "sin": math.sin, "cos": math.cos, "tan": math.tan, "tanh": math.tanh,
     "atan": math.atan, "sinh": math.sinh, "cosh": math.cosh, "floor": math.floor,
-    "sign": lambda v: (v > 0) - (v < 0), "select": lambda c, a, b: a if c else b,
+    "sign": lambda v: (v > 0) - (v < 0),
 }
 GRID = {2: (5, 4), 3: (4, 5, 3)}
 
@@ -64,6 +65,19 @@ def to_python(expr):
     return expr.replace("^", "**")
 
 
+class LazySelect(ast.NodeTransformer):
+    """select(c, a, b) as Python's `a if c else b`: the branch not taken is
+    not evaluated (the kernels compute it and drop its bits, so a division
+    by zero there, 0/0 in Huber's partial on a clamped difference, is no
+    error)"""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "select" and len(node.args) == 3:
+            return ast.IfExp(test=node.args[0], body=node.args[1], orelse=node.args[2])
+        return node
+
+
 class Listing:
     """a block's lines as Python functions of the point, over arrays ARR"""
 
@@ -81,7 +95,8 @@ class Listing:
                     raise ValueError("%s used before its line (in %s)" % (used, name))
                 if name == "R" and used[0] == "d":
                     raise ValueError("R written in terms of its partial %s" % used)
-            self.exprs[name] = compile(to_python(expr), name, "eval")
+            tree = LazySelect().visit(ast.parse(to_python(expr), mode="eval"))
+            self.exprs[name] = compile(ast.fix_missing_locations(tree), name, "eval")
             self.defined.append(name)
 
     def evaluate(self, name, point, cache):
@@ -186,10 +201,11 @@ def check_face_rule(body, rule, params, rng):
         bind()
         return math.fsum(L.env["R"](*p) for p in grid)
 
-    inside = lambda i: 2 * reach <= i < n[0] - 2 * reach
-    faces = [p for p in grid if (inside(p[0]) or rule == "extend") and (p[1] in (0, n[1] - 1) or p[2] in (0, n[2] - 1))]
+    on_face = lambda p, dims: any(p[d] in (0, n[d] - 1) for d in dims)
     if rule == "extend":
-        faces += [p for p in grid if p[0] in (0, n[0] - 1)]
+        faces = [p for p in grid if on_face(p, (0, 1, 2))]
+    else:
+        faces = [p for p in grid if 2 * reach <= p[0] < n[0] - 2 * reach and on_face(p, (1, 2))]
     grads = [nm[4:-1] for nm in names if nm.startswith("all(")]
     return worst_difference(L, grads, arrays, rng.sample(faces, min(8, len(faces))), bind, total)
 
