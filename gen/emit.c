@@ -1021,6 +1021,7 @@ typedef struct {
     int wide;            /* 3D: rows [rlo, n - rhi) in y and z roll, wider than the gather's interior (roll_extend) */
     long rlo[3], rhi[3];
     int rule;            /* 3D gradients: the rule by which Neumann border rows roll too (roll_rule), or RULE_NONE */
+    int xrule;           /* 3D gradients: the rule holds along x too, the rows run whole in Neumann mode (roll_xrule) */
     int valid;           /* 3D gradients: valid mode's border rows roll too (roll_rule) */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
@@ -1236,6 +1237,7 @@ typedef struct RedPlan {
     Node *gsum[MAXARR];      /* the gather form at interior points, per array (value_grad) */
     Node *gsum_g[MAXARR];    /* the same, terms collected, for gradients (ex_group_coef) */
     int rule;                /* 3D: the rolling rows' border rule in Neumann mode (RULE_ZERO, RULE_CLAMP; rules.c) */
+    int xrule;               /* 3D: that rule holds at the x faces too (RULE_XBIT) */
     int extend;              /* 3D: RULE_EXTEND holds (the field rows' border rule: gather_fields) */
     char base[160];
     char *sha, *shc;         /* helpers' parameters; their calls (helper_call_format) */
@@ -1392,9 +1394,12 @@ static void print_roll_input_setup(FILE *f, const RollIn *in)
         if (in->P->reads[a]) setup_strides(f, in->P->s, a, in->P->s->arr[a].name);
 }
 
-static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr);
+static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr, int lag);
 static void print_roll_fields(FILE *f, const Roll *R, const RollIn *in, const char **names);
 static void print_field_tags_clear(FILE *f, const Roll *R, int D);
+static void print_ring_pads(FILE *f, const Roll *R, int lag, const char *mode, const char *ind);
+static void print_ring_zero_pads(FILE *a, const Roll *R, int D);
+static void print_ring_size(FILE *f, const Roll *R, int D);
 
 /* Whether the row function of LAG sums the value slot instead of storing it
  * (perf/NOTES.md section 22): the interior rows' values are read back once a
@@ -1645,12 +1650,14 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     }
     ex_share_weights(roots, nr); /* a square and its partial share w*d */
     if (ends) {
-        print_roll_pinned_ends(f, R, in, roots, fm, nr);
+        print_roll_pinned_ends(f, R, in, roots, fm, nr, lag);
         fprintf(f, "    for (int st_h = 0; st_h < 2; ++st_h) {\n"
                    "    const ptrdiff_t st_ea = st_h ? stenc_imax(st_xb, st_dlo) : st_dlo, st_eb = st_h ? st_dhi : stenc_imin(st_xa, st_dhi);\n"
                    "    for (ptrdiff_t i = st_ea; i < st_eb; ++i) {\n");
         pr_c_block(f, &pc, roots, nr, fm, "        ");
-        fprintf(f, "    }\n    }\n}\n]])\n");
+        fprintf(f, "    }\n    }\n");
+        print_ring_pads(f, R, lag, "mode", "    ");
+        fprintf(f, "}\n]])\n");
         return;
     }
     Pins pins;
@@ -1731,14 +1738,26 @@ static void print_roll_fields(FILE *f, const Roll *R, const RollIn *in, const ch
 
 /* the tags of a thread's field rows cleared, when it starts on a ring (D:
  * the dimensions; in 3D st_tyr is st_ty + depth - 1, print_roll_state) */
+/* the thread's part of the ring, where its first row starts: with whole
+ * rows (R->xrule) a page in (m4 stn_job's st_rper has room for it), the
+ * first row's points past its low end in that lead (print_ring_pads).  A
+ * page, not a line: the rows keep their offsets in their pages (a line's
+ * lead took TV's 3D gradient to 1.03-1.04x the time at 256^3 and 512^3,
+ * perf/NOTES.md section 59) */
+static const char *ring_base(const Roll *R)
+{
+    return R->xrule ? "st_ring + (size_t)stenc_omp_thread() * st_rper + STENC_PAGE_BYTES / sizeof(stn_real)"
+                    : "st_ring + (size_t)stenc_omp_thread() * st_rper";
+}
+
 static void print_field_tags_clear(FILE *f, const Roll *R, int D)
 {
     if (R->F.nrow == 0) return;
     fprintf(f, "        if (st_c == 0 || st_rs[0] != st_c)\n"
                "            for (size_t st_g = %ld; st_g < %ld; ++st_g)\n"
-               "                stenc_ftag_clear(st_ring + (size_t)stenc_omp_thread() * st_rper + (st_g + (size_t)%ld * (size_t)(%s + %d))"
+               "                stenc_ftag_clear(%s + (st_g + (size_t)%ld * (size_t)(%s + %d))"
                " * (size_t)st_rw + st_n0);\n",
-            R->fbase0, R->fbase0 + R->F.nrow, R->fbase1, D == 3 ? "st_ty" : "0", D == 3 ? R->depth - 1 : 1);
+            R->fbase0, R->fbase0 + R->F.nrow, ring_base(R), R->fbase1, D == 3 ? "st_ty" : "0", D == 3 ? R->depth - 1 : 1);
 }
 
 /* the call of that function for x in [XA, XB) (ENDS: outside it); CNT: a
@@ -1887,6 +1906,7 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
     print_field_tags_clear(a, R, D);
     fprintf(a, "        if (st_c == 0 || st_rs[0] != st_c) for (int st_g = 0; st_g < %d; ++st_g) st_ht[st_g] = PTRDIFF_MIN;\n",
             R->nplane);
+    print_ring_zero_pads(a, R, D);
     fprintf(a, "        st_rs[0] = st_c + 1;\n");
     if (D == 3) {
         fprintf(a, "        const ptrdiff_t st_tyr = st_ty + %d; (void)st_tyr;\n", R->depth - 1);
@@ -1895,6 +1915,20 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
     fprintf(a, "        const ptrdiff_t st_rlo0 = st_ilo0, st_rhi0 = st_ihi0; /* the rows' x-interior */\n");
     /* R->vdiag: where the rows the chunk does not count add their values */
     if (R->vdiag) fprintf(a, "        double st_dz[STENC_VLB / sizeof(float)] = {0};\n");
+}
+
+/* RULE_ZERO's pads (print_ring_pads) in every row of the thread's ring,
+ * at the start of its run of chunks (3D) */
+static void print_ring_zero_pads(FILE *a, const Roll *R, int D)
+{
+    if (!R->xrule || R->rule != RULE_ZERO) return;
+    fprintf(a, "        if (st_c == 0 || st_rs[0] != st_c) /* whole rows' zeros past the x ends (gen/emit.c print_ring_pads) */\n"
+               "            for (size_t st_g = 0; st_g < (size_t)(");
+    print_ring_size(a, R, D);
+    fprintf(a, "); ++st_g) {\n                stn_real *const st_p = %s + st_g * (size_t)st_rw;\n", ring_base(R));
+    for (long e = 1; e <= R->maxx; ++e) fprintf(a, "                st_p[-%ld] = 0;\n", e);
+    for (long e = 0; e < -R->minx; ++e) fprintf(a, "                st_p[st_n0 + %ld] = 0;\n", e);
+    fprintf(a, "            }\n");
 }
 
 /* the ring's rows per thread (an expression of st_ty in 3D) */
@@ -2303,9 +2337,11 @@ static int roll_mapped_helper(FILE *f, const Roll *R, const RollIn *in, int lag)
     fprintf(f, "    if (st_zero) {\n");
     for (int k = 0; k < R->nslot; ++k)
         if (R->slot[k].lag >= lag) fprintf(f, "        for (ptrdiff_t i = 0; i < st_n0; ++i) st_w%d[i] = 0;\n", k);
+    print_ring_pads(f, R, lag, "mode", "        ");
     fprintf(f, "        return;\n    }\n");
     print_mapped_row(f, R, in, roots, fm, nr, sh, vars);
     free(sh);
+    print_ring_pads(f, R, lag, "mode", "    ");
     fprintf(f, "}\n]])\n");
     return 1;
 }
@@ -2428,7 +2464,7 @@ static char *roll_border(FILE *help, const Roll *R, const RollIn *in, const char
     }
     fprintf(f, "            %s_border_[[]]stn_sfx[[]](j, %s", in->fn, D == 3 ? "k" : "0");
     print_roll_inputs(f, in, IN_ARGS);
-    fprintf(f, ", st_ring + (size_t)stenc_omp_thread() * st_rper + (size_t)(%s) * (size_t)st_rw, st_rs + %d, st_rw, st_mode", ring, tag0);
+    fprintf(f, ", %s + (size_t)(%s) * (size_t)st_rw, st_rs + %d, st_rw, st_mode", ring_base(R), ring, tag0);
     for (int d = 0; d < D; ++d) fprintf(f, ", st_dlo%d, st_dhi%d", d, d);
     fprintf(f, ", st_lo0, st_hi0, st_xa, st_xb, alpha, beta");
     for (int a = 0; a < N; ++a)
@@ -2491,6 +2527,18 @@ static int roll_rule(const RollIn *in, Roll *R, int vg)
     R->valid = rule != RULE_CLAMP;
     if (rule || R->valid) R->ext = 1;
     return rule;
+}
+
+/* Whether an interior row runs whole in Neumann mode (print_roll_whole):
+ * the border rule holds at the x faces too (RULE_XBIT) and the rows roll
+ * by it; gradients only (a value_grad's value at the x ends and its value
+ * slot are the ends' own), without point fields or strip slots (their rows
+ * use the padding or come in strips), and with the points past the ends
+ * inside the padding */
+static int roll_xrule(const RollIn *in, const Roll *R)
+{
+    return R->rule && in->P->xrule && R->ext && !in->want_v && R->F.n == 0 && !R->nstrip && !R->vdiag &&
+           R->maxx >= 0 && R->minx <= 0 && R->maxx - R->minx <= 8;
 }
 
 /* Point fields of the rolling rows (fields.c): a costly function of one tap
@@ -2631,6 +2679,54 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
     fprintf(f, "            }]])\n            }\n");
 }
 
+/* ---- whole rows (R->xrule) ----
+ * Where the gradient's border rule holds at the x faces too (RULE_XBIT,
+ * rules.c), an interior row in Neumann mode gathers its whole x range
+ * [0, st_n0) as its interior, instead of [st_ia, st_ib) and its x ends
+ * from the ring point by point (print_roll_ends): the ring rows hold their
+ * R points' partials over the whole row (the ends functions compute the
+ * points outside [st_ia - maxx, st_ib - minx) as before) and, past the
+ * row's ends, the rule's (print_ring_pads).  The R points the strips
+ * compute stay within the interior's; in row order the newest row's ends
+ * are computed before its strips.  The rows' x ends then cost a row
+ * nothing apart, and its gradient row streams whole lines from its first
+ * point (perf/NOTES.md section 59). */
+static const char *strip_lo(const Roll *R) { return R->xrule ? "st_ga" : "st_ia"; }
+/* whether the newest R row (j - miny, k - minz) is row (j, k) itself (forward taps: TV's), which its own gather reads */
+static int roll_own_newest(const Roll *R) { return R->miny == 0 && R->minz == 0; }
+static void print_roll_whole(FILE *f)
+{
+    fprintf(f, "            const int st_xw = st_mode == STENC_NEUMANN && st_lo0 == 0 && st_hi0 == st_n0; /* whole rows (gen/emit.c roll_xrule) */\n"
+               "            const ptrdiff_t st_ga = st_xw ? 0 : st_ia, st_gb = st_xw ? st_n0 : st_ib;\n");
+}
+
+/* The points past a ring row's x ends that a whole row's gather reads,
+ * [-maxx, 0) and [st_n0, st_n0 - minx), as the rule says: RULE_CLAMP, the
+ * end points' own, by each function that computes a row (ends and mapped
+ * functions), in Neumann mode (MODE), for each slot row st_w<k> of lag LAG
+ * or more; RULE_ZERO, zeros, once for every row of the thread's ring as its
+ * run of chunks starts (print_ring_zero_pads: a zero stored with every row
+ * made its first vector's load wait for the store, TV's 3D gradient 1.02x
+ * the time at 256^3, perf/NOTES.md section 59).  Each row's are in the
+ * padding of the ring (STENC_ROW_PAD; the first row's in the thread's
+ * lead, ring_base). */
+static void print_ring_pads(FILE *f, const Roll *R, int lag, const char *mode, const char *ind)
+{
+    if (!R->xrule || R->rule != RULE_CLAMP) return;
+    const int clamp = 1;
+    fprintf(f, "%sif (%s == STENC_NEUMANN) { /* the x rule's points past the row (gen/emit.c print_ring_pads) */\n", ind, mode);
+    for (int k = 0; k < R->nslot; ++k) {
+        if (R->slot[k].lag < lag) continue;
+        for (long e = 1; e <= R->maxx; ++e)
+            if (clamp) fprintf(f, "%s    st_w%d[-%ld] = st_w%d[0];\n", ind, k, e, k);
+            else fprintf(f, "%s    st_w%d[-%ld] = 0;\n", ind, k, e);
+        for (long e = 0; e < -R->minx; ++e)
+            if (clamp) fprintf(f, "%s    st_w%d[st_n0 + %ld] = st_w%d[st_n0 - 1];\n", ind, k, e, k);
+            else fprintf(f, "%s    st_w%d[st_n0 + %ld] = 0;\n", ind, k, e);
+    }
+    fprintf(f, "%s}\n", ind);
+}
+
 /* row order: the newest row's strip [st_i0, st_ie) of slots (VG: and its
  * values; R->vdiag entries are in plane order, so nothing is counted here).
  * With R->ext (row order: where no newest row's function counts values,
@@ -2639,12 +2735,19 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
 static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, int vg, const char *K)
 {
     char xa[64], xb[64];
+    char first[48];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
-    snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
-    snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
+    if (R->xrule) { /* whole rows: the strips' R points within the interior's, the ends apart */
+        snprintf(xa, sizeof xa, "stenc_imax(st_i0, st_ia)%+ld", -R->maxx);
+        snprintf(xb, sizeof xb, "stenc_imin(st_ie, st_ib)%+ld", -R->minx);
+    } else {
+        snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
+        snprintf(xb, sizeof xb, "st_ie%+ld", -R->minx);
+    }
+    snprintf(first, sizeof first, "st_i0 == %s", strip_lo(R));
     if (R->ext) {
         print_mapped_cond(f, in, "                ", 0);
-        fprintf(f, " {\n                if (st_i0 == st_ia)\n");
+        fprintf(f, " {\n                if (%s)\n", first);
         print_mapped_call(f, in, 0, "                    ");
         if (vg) { /* the strip's values, which the row function returns for a plain row (roll_rule) */
             print_border_strips_open(f, "st_i0", "st_ie", "                ");
@@ -2653,19 +2756,23 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
         }
         fprintf(f, "                } else\n");
     }
-    roll_call_so(f, R, in, 0, vg, 0, xa, xb, "st_i0 == st_ia", NULL, R->ext ? "                    " : "                ",
-                 "st_so");
+    roll_call_so(f, R, in, 0, vg, 0, xa, xb, first, NULL, R->ext ? "                    " : "                ", "st_so");
     fprintf(f, "            }\n");
 }
 
 /* row order: the newest row's x ends (only the row's ends gather reads
  * them; a mapped row has them, print_roll_newest_strip) */
-static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
+static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K, int sides)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
-    snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
-    snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    if (sides) { /* whole rows: the sides [st_ea, st_eb) leaves out (print_roll_strips) */
+        snprintf(xa, sizeof xa, "st_ea");
+        snprintf(xb, sizeof xb, "st_eb");
+    } else {
+        snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
+        snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    }
     if (R->ext) {
         print_mapped_cond(f, in, "                ", 1);
         fprintf(f, "\n");
@@ -2690,8 +2797,17 @@ static int roll_gather_run(const Roll *R, const RollIn *in, int gv)
  * vectors of the same row summed in one call (the catchup): a last strip
  * shorter than a vector summed its points in another order, and the
  * value's last bits changed with the thread count. */
-static void print_strip_loop(FILE *f)
+static void print_strip_loop(FILE *f, const Roll *R)
 {
+    if (R->xrule) { /* whole rows: the interior's strips, the first from st_ga and the last to st_gb (their
+                       R points where the interior's are: a strip's at another offset in its ring row took
+                       TV's 3D gradient to 1.01-1.02x the time, perf/NOTES.md section 59) */
+        fprintf(f, "            for (ptrdiff_t st_i0 = st_ga, st_ie; st_i0 < st_gb; st_i0 = st_ie) {\n"
+                   "            const ptrdiff_t st_iq = stenc_imax(st_i0, st_ia);\n"
+                   "            st_ie = st_ib - st_iq < STENC_RSTRIP_[[]]stn_sfx + STENC_VSTRIP ? st_gb : st_iq + "
+                   "STENC_RSTRIP_[[]]stn_sfx;\n");
+        return;
+    }
     fprintf(f, "            for (ptrdiff_t st_i0 = st_ia, st_ie; st_i0 < st_ib; st_i0 = st_ie) {\n"
                "            st_ie = st_ib - st_i0 < STENC_RSTRIP_[[]]stn_sfx + STENC_VSTRIP ? st_ib : st_i0 + "
                "STENC_RSTRIP_[[]]stn_sfx;\n");
@@ -2703,10 +2819,19 @@ static void print_strip_loop(FILE *f)
 static void print_roll_strips(FILE *f, const Roll *R, const RollIn *in, int vg, int gv, int run)
 {
     const char *K = in->P->s->dims == 3 ? "k" : "0";
-    print_strip_loop(f);
+    print_strip_loop(f, R);
     if (R->nstrip) /* the middle strips' strip slots in their strip rows (strip_slots) */
         fprintf(f, "            const ptrdiff_t st_so = st_i0 > st_ia && st_ie < st_ib ? st_i0%+ld : -1;\n", -R->maxx);
     if (!R->plane) print_roll_newest_strip(f, R, in, vg, K);
+    if (!R->plane && R->xrule && roll_own_newest(R)) { /* whole rows, the newest row the row's own: its R points
+                                    at its low end before the first strip's gather, at its high end before the
+                                    last's, each after that strip's own R points (computed before the strips,
+                                    the row's x reads ran ahead of the strips' and TV's 3D gradient took
+                                    1.02-1.06x the time) */
+        fprintf(f, "            const ptrdiff_t st_ea = st_i0 == st_ga ? st_ia%+ld : 0, st_eb = st_ie == st_gb ? st_ib%+ld : st_n0;\n"
+                   "            if (st_xw && (st_ea > 0 || st_eb < st_n0))\n", -R->maxx, -R->minx);
+        print_roll_newest_ends(f, R, in, K, 1);
+    }
     if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP_[[]]stn_sfx + STENC_VSTRIP];\n");
     roll_gather_call(f, R, in, gv, run);
     if (run) fprintf(f, "            }\n");
@@ -2718,7 +2843,7 @@ static void print_roll_run_value(FILE *f, const Roll *R, const RollIn *in, int g
 {
     if (roll_row_sums(R, in)) print_roll_row_sum(f, R, "k");
     else if (R->vfrom || R->vslot >= 0) {
-        print_strip_loop(f);
+        print_strip_loop(f, R);
         print_roll_strip_value(f, R, in, gv, "k");
     }
 }
@@ -2739,21 +2864,29 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
 {
     const int D = in->P->s->dims, plane = R->plane;
     const char *K = D == 3 ? "k" : "0";
-    fprintf(f, "{\n            stn_real *const st_rb = st_ring + (size_t)stenc_omp_thread() * st_rper;\n");
+    fprintf(f, "{\n            stn_real *const st_rb = %s;\n", ring_base(R));
     /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
     print_roll_coefs(f, R, in);
     if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_rhi1 - j);\n");
     print_roll_catchup(f, R, in);
+    if (R->xrule) print_roll_whole(f);
     const int run = roll_gather_run(R, in, gv);
     if (run) print_roll_strips(f, R, in, vg, gv, 1);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
     if (run) print_roll_run_value(f, R, in, gv);
     else print_roll_strips(f, R, in, vg, gv, 0);
-    if (!plane) print_roll_newest_ends(f, R, in, K);
+    /* whole rows (R->xrule): a newest row not the row's own is read by the
+     * gathers of later rows alone, its ends computed after the strips as
+     * before (before the gathers, the Laplacian's 3D gradient took 1.05x
+     * the time at 256^3) */
+    if (!plane && !(R->xrule && roll_own_newest(R))) print_roll_newest_ends(f, R, in, K, 0);
+    if (R->xrule) fprintf(f, "            if (!st_xw) {\n");
+    if (!plane && R->xrule && roll_own_newest(R)) print_roll_newest_ends(f, R, in, K, 0);
     print_roll_ends(f, R, in);
+    if (R->xrule) fprintf(f, "            }\n");
     if (R->vdiag) print_roll_own_value(f, R, in);
     if (D == 3) fprintf(f, "            }\n            }\n            st_r += st_nr - 1, st_jj += st_nr - 1;\n");
     fprintf(f, "        }\n");
@@ -2777,20 +2910,22 @@ static int roll_form(const RollIn *in, FILE *help, RollText *t)
     Roll R;
     int vg;
     if (!roll_plan(in, &R, &vg)) return 0;
+    R.xrule = roll_xrule(in, &R);
+    char *sm = NULL;
+    if (R.ext) { /* the faces' rows by mapped reads: every lag's function, or no extension */
+        Str m;
+        str_open(&m);
+        for (int L = 0; L < R.nplane && R.ext; ++L) R.ext = roll_mapped_helper(m.f, &R, in, L);
+        sm = str_close(&m);
+        if (!R.ext) R.wide = R.valid = R.xrule = 0, R.rule = RULE_NONE;
+    }
     for (int L = 0; L < R.nplane; ++L) {
         roll_helper(help, &R, in, L, 0, 1); /* ahead of the row function that calls it (roll_merged_ends) */
         roll_helper(help, &R, in, L, 0, 0);
     }
     if (vg) roll_helper(help, &R, in, 0, 1, 0);
-    if (R.ext) { /* the faces' rows by mapped reads: every lag's function, or no extension */
-        Str m;
-        str_open(&m);
-        for (int L = 0; L < R.nplane && R.ext; ++L) R.ext = roll_mapped_helper(m.f, &R, in, L);
-        char *sm = str_close(&m);
-        if (R.ext) fprintf(help, "%s", sm);
-        else R.wide = R.valid = 0, R.rule = RULE_NONE;
-        free(sm);
-    }
+    if (R.ext) fprintf(help, "%s", sm);
+    free(sm);
     const int gv = vg || R.vslot >= 0 || R.vfrom || R.vdiag; /* the gather computes no values: they come from elsewhere */
     roll_gather_helper(help, &R, in, gv, roll_gather_run(&R, in, gv));
     Str a, b, c, rs;
@@ -3363,7 +3498,7 @@ static int print_roll_fast_ends(FILE *f, const Roll *R, const RollIn *in)
  * time): "if (rows of end_min points, the usual ranges) { switch (mode)
  * ...; return; }" ahead of the general loop.  ROOTS, FM: the row
  * function's slots and their stores at point i. */
-static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr)
+static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Node **roots, const char **fm, int nr, int lag)
 {
     static const char *vars[3] = {"i", "st_jq", "st_kq"};
     const EndsIn ein = {in->P, 0, 1, NULL};
@@ -3371,15 +3506,24 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
     const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
     const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
     const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL, 0};
-    fprintf(f, "    if (st_n0 >= %ld && st_xa == %ld && st_xb == st_n0 - %ld && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
+    /* with whole rows (R->xrule) a call may leave out a side: st_xa 0 (no low
+     * points), st_xb st_n0 (no high ones) */
+    char ca[112], cb[112], side[2][48];
+    snprintf(side[0], sizeof side[0], "st_xa == %ld", xa);
+    snprintf(side[1], sizeof side[1], "st_xb == st_n0 - %ld", -xb);
+    if (R->xrule) snprintf(ca, sizeof ca, "(st_xa == 0 || %s)", side[0]), snprintf(cb, sizeof cb, "(st_xb == st_n0 || %s)", side[1]);
+    else snprintf(ca, sizeof ca, "%s", side[0]), snprintf(cb, sizeof cb, "%s", side[1]);
+    fprintf(f, "    if (st_n0 >= %ld && %s && %s && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
                "        st_dhi == st_n0 - (mode == STENC_VALID ? %ld : 0)) {\n    switch (mode) {\n",
-            end_min(&ein), xa, -xb, -omin0, omax0);
+            end_min(&ein), ca, cb, -omin0, omax0);
     for (int m = 1; m <= 3; ++m) {
         const int mode = m % 3;
         const long dlo = mode == 0 ? -omin0 : 0, dhi = mode == 0 ? -omax0 : 0; /* dhi: from st_n0 */
         fprintf(f, "    %s:\n", mode_case(mode));
-        for (int right = 0; right < 2; ++right)
-            for (long c = right ? xb : dlo; c < (right ? dhi : xa); ++c) {
+        for (int right = 0; right < 2; ++right) {
+            const long c0 = right ? xb : dlo, c1 = right ? dhi : xa;
+            if (R->xrule && c0 < c1) fprintf(f, "    if (%s) {\n", side[right]);
+            for (long c = c0; c < c1; ++c) {
                 Node *pinned[MAXTAP + 1];
                 for (int r = 0; r < nr; ++r) pinned[r] = ex_pin_x(roots[r], mode, right, c);
                 if (right) fprintf(f, "    {\n        const ptrdiff_t i = st_n0 - %ld;\n", -c);
@@ -3387,9 +3531,13 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
                 pr_c_block(f, &pc, pinned, nr, fm, "        ");
                 fprintf(f, "    }\n");
             }
+            if (R->xrule && c0 < c1) fprintf(f, "    }\n");
+        }
         fprintf(f, "    break;\n");
     }
-    fprintf(f, "    }\n    return;\n    }\n");
+    fprintf(f, "    }\n");
+    print_ring_pads(f, R, lag, "mode", "    ");
+    fprintf(f, "    return;\n    }\n");
 }
 
 /* ---- border rows by edge class ----
@@ -3628,6 +3776,7 @@ static int plan_reduce(const Stencil *s, const Reduce *ru, RedPlan *P)
     if (plan_taps(P)) return -1;
     const int rules = border_rules(s, P->ndt, P->dtaps, P->part, P->diff);
     P->rule = rules & 1 << RULE_ZERO ? RULE_ZERO : rules & 1 << RULE_CLAMP ? RULE_CLAMP : RULE_NONE;
+    P->xrule = P->rule && (rules & RULE_XBIT(P->rule));
     P->extend = (rules & 1 << RULE_EXTEND) != 0;
     if (fields_plan(s, P->rv.f, P->N, &P->F) < 0) return gen_error(s->file, ru->line, "out of memory");
     func_base(s, ru->name, P->base, sizeof P->base);
@@ -3696,8 +3845,8 @@ static void dump_gather(FILE *dump, const RedPlan *P)
                   "# whose R reads it (interior points; borders: exact enumeration of the\n"
                   "# boundary mode's preimages, see docs/language.md)\n", D == 3 ? "[i,j,k]" : "[i,j]");
     if (P->rule) /* gen/rules.c; tests/adj_listing.py checks the claim */
-        fprintf(dump, "# at the faces in Neumann mode this gather is exact with the partials\n"
-                      "# past a face taken as %s (found when generated)\n",
+        fprintf(dump, "# at the faces%s in Neumann mode this gather is exact with the partials\n"
+                      "# past a face taken as %s (found when generated)\n", P->xrule ? " (x too)" : " (y and z)",
                 P->rule == RULE_CLAMP ? "those of the face point" : "zero");
     if (P->extend) /* the same; the field rows' kernels use it (field_rule) */
         fprintf(dump, "# at every face (x too) in Neumann mode it is also exact with the partials\n"

@@ -176,9 +176,12 @@ int ex_uses_param(Node *n, int p);
  * taken as zero (RULE_ZERO), as the face point's (RULE_CLAMP), or evaluated
  * past the face with their taps clamped to the grid (RULE_EXTEND); 0 for
  * none; found by evaluating the partials PART of the taps DTAPS on small
- * grids (DIFF: the arrays differentiated) */
+ * grids (DIFF: the arrays differentiated).  RULE_ZERO and RULE_CLAMP are
+ * about the y and z faces; bit RULE_XBIT(rule) says that the rule holds at
+ * the x faces too (RULE_EXTEND's bit covers all three) */
 enum { RULE_NONE, RULE_ZERO, RULE_CLAMP, RULE_EXTEND };
-#define RULES_ALL (1 << RULE_ZERO | 1 << RULE_CLAMP | 1 << RULE_EXTEND)
+#define RULE_XBIT(rule) (1 << (4 + (rule)))
+#define RULES_ALL (1 << RULE_ZERO | 1 << RULE_CLAMP | 1 << RULE_EXTEND | RULE_XBIT(RULE_ZERO) | RULE_XBIT(RULE_CLAMP))
 int border_rules(const Stencil *s, int ndt, Node *const *dtaps, Node *const *part, const int *diff);
 
 /* ---- printing (print.c) ---- */

@@ -27,7 +27,10 @@
  * near 0, so that selects and absolute values take each branch), the
  * exact adjoint (each partial scattered to the clamped tap's point)
  * against the rule's gather along y and z (x stays exact, as the rolling
- * kernels' x ends are; RULE_EXTEND's along x too).  A rule counts only
+ * kernels' x ends are; RULE_EXTEND's along x too), and again with the
+ * rule along x as well (RULE_XBIT: the rolling kernels then run their rows
+ * whole, the ring rows padded past the x ends by the rule, gen/emit.c
+ * roll_xrule).  A rule counts only
  * when it agrees to 1e-10 of the gradient's scale on every grid and data
  * set that evaluates to finite numbers, at least one does, and every tap
  * index is relative to the point.  The kernels then run their border rows
@@ -162,9 +165,10 @@ static int eval_partials(const RuleIn *in, Eval *e, double *g, size_t npts)
 }
 
 /* the partials G gathered by RULE (x exact: each tap's points whose
- * clamped x lands on p's x), or by the exact adjoint (RULE_NONE: every
- * tap scattered to its clamped point), into grad (array a's, all points) */
-static void gather_rule(const RuleIn *in, const long *n, const double *g, int a, int rule, double *grad)
+ * clamped x lands on p's x; XR: x by the rule too, as y and z), or by the
+ * exact adjoint (RULE_NONE: every tap scattered to its clamped point), into
+ * grad (array a's, all points) */
+static void gather_rule(const RuleIn *in, const long *n, const double *g, int a, int rule, int xr, double *grad)
 {
     const size_t npts = (size_t)(n[0] * n[1] * n[2]);
     memset(grad, 0, npts * sizeof *grad);
@@ -174,14 +178,15 @@ static void gather_rule(const RuleIn *in, const long *n, const double *g, int a,
         long p[3], q[3];
         for (p[2] = 0; p[2] < n[2]; ++p[2])
             for (p[1] = 0; p[1] < n[1]; ++p[1])
-                for (q[0] = 0; q[0] < n[0]; ++q[0]) {
-                    q[1] = p[1], q[2] = p[2];
-                    long to[3] = {clamp_index(q[0] + o[0].c, n[0]), p[1], p[2]};
+                for (p[0] = 0; p[0] < n[0]; ++p[0]) {
+                    /* along x the source point q (exact), or with XR the target p */
+                    q[0] = p[0], q[1] = p[1], q[2] = p[2];
+                    long to[3] = {xr ? p[0] : clamp_index(q[0] + o[0].c, n[0]), p[1], p[2]};
                     int past = 0;
                     if (rule == RULE_NONE) /* q = p here: scatter from it */
                         for (int d = 1; d < 3; ++d) to[d] = clamp_index(q[d] + o[d].c, n[d]);
                     else
-                        for (int d = 1; d < 3; ++d) {
+                        for (int d = xr ? 0 : 1; d < 3; ++d) {
                             q[d] = p[d] - o[d].c;
                             past |= q[d] < 0 || q[d] >= n[d];
                             q[d] = clamp_index(q[d], n[d]);
@@ -236,16 +241,18 @@ static int rules_on_grid(const RuleIn *in, Eval *e)
     int mask = !(g && ex && ru) ? 0 : eval_partials(in, e, g, npts) ? RULES_ALL : -1;
     for (int a = 0; a < in->s->narr && mask > 0; ++a) {
         if (!in->diff[a]) continue;
-        gather_rule(in, e->n, g, a, RULE_NONE, ex);
+        gather_rule(in, e->n, g, a, RULE_NONE, 0, ex);
         double scale = 0;
         for (size_t p = 0; p < npts; ++p) scale = fmax(scale, fabs(ex[p]));
-        for (int rule = RULE_ZERO; rule <= RULE_EXTEND; ++rule) {
-            if (!(mask & 1 << rule)) continue;
-            if (rule == RULE_EXTEND) gather_extend(in, e, g, a, ru);
-            else gather_rule(in, e->n, g, a, rule, ru);
+        /* each rule at the y and z faces, then (the x faces too) RULE_XBIT */
+        for (int rule = RULE_ZERO; rule <= RULE_EXTEND + 2; ++rule) {
+            const int xr = rule > RULE_EXTEND, r = xr ? rule - RULE_EXTEND : rule, bit = xr ? RULE_XBIT(r) : 1 << r;
+            if (!(mask & bit)) continue;
+            if (r == RULE_EXTEND) gather_extend(in, e, g, a, ru);
+            else gather_rule(in, e->n, g, a, r, xr, ru);
             double err = 0;
             for (size_t p = 0; p < npts; ++p) err = fmax(err, fabs(ex[p] - ru[p]));
-            if (!(err <= 1e-10 * scale)) mask &= ~(1 << rule);
+            if (!(err <= 1e-10 * scale)) mask &= ~bit;
         }
     }
     free(g); free(ex); free(ru);

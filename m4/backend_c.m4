@@ -188,10 +188,12 @@ $2[[]]            }
 #   the x-interior of an interior row, when BORDER_ROW is given
 #   ROLL (may be empty): replaces the interior loop of interior rows (rolling
 #   rows of partials); ROLL_INIT declares its per-chunk state; each thread's
-#   ring holds ROLL_SIZE rows of st_rw elements and ROLL_STATE ptrdiff_t of
-#   bookkeeping (st_rstate, zeroed, 64-byte aligned: it carries from a
-#   thread's chunk to its next), allocated before any output is written
-#   (STENC_ERR_ALLOC when that fails)
+#   ring (st_rper elements) holds a page, then ROLL_SIZE rows of st_rw
+#   elements (the page: room for the points before a whole row's first,
+#   gen/emit.c ring_base), and ROLL_STATE ptrdiff_t of bookkeeping
+#   (st_rstate, zeroed, 64-byte aligned: it carries from a thread's chunk to
+#   its next), allocated before any output is written (STENC_ERR_ALLOC when
+#   that fails)
 #   XROW (may be empty): "if (COND) { ENDS } else {" ahead of the loops over
 #   XEND in interior rows without ROLL: the whole row's x ends when COND holds
 #   ZDECL, ZBODY: for the CUDA template only (its plane cache along z)
@@ -268,7 +270,8 @@ m4_ifelse(stn_j_dims, 3, [[    /* 2.5D order: y tiles of st_ty rows, each walked
     const ptrdiff_t st_rw = st_n0 + STENC_ROW_PAD;
     const int st_nthr = stenc_omp_threads();
     if ((size_t)st_rw > (SIZE_MAX / sizeof(stn_real) / (size_t)st_nthr - STENC_PAGE_BYTES) / (size_t)(stn_j_roll_size)) return STENC_ERR_OVERFLOW;
-    const size_t st_rper = stenc_thread_span((size_t)(stn_j_roll_size) * (size_t)st_rw, sizeof(stn_real));
+    /* a thread's rows, and a page before them (whole rows: gen/emit.c ring_base) */
+    const size_t st_rper = stenc_thread_span((size_t)(stn_j_roll_size) * (size_t)st_rw + STENC_PAGE_BYTES / sizeof(stn_real), sizeof(stn_real));
     stn_real *const st_ring = (stn_real *)stenc_alloc_lines(sizeof(stn_real) * st_rper * (size_t)st_nthr, 0);
     ptrdiff_t *const st_rstate_mem = (ptrdiff_t *)calloc((size_t)st_nthr * (size_t)(stn_j_roll_state) + 8, sizeof(ptrdiff_t));
     ptrdiff_t *const st_rstate = st_rstate_mem ? st_rstate_mem + (8 - (uintptr_t)st_rstate_mem / sizeof(ptrdiff_t) % 8) % 8 : NULL;

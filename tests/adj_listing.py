@@ -8,9 +8,10 @@ name used before its line or a parenthesis the printer dropped fails it.
 Where a 3D gradient's listing says its gather stays exact at the faces in
 Neumann mode by a rule (the partials past a face zero, or the face
 point's, or evaluated past the face with their reads clamped), each rule
-is checked the same way: the gather at face points, the partials it names
-past a face replaced as the rule says, against central differences of
-sum_p R(p) with the reads clamped to the grid.
+is checked the same way: the gather at face points (of the x faces too
+where the listing says "(x too)"), the partials it names past a face
+replaced as the rule says, against central differences of sum_p R(p) with
+the reads clamped to the grid.
 The listings of array-kernel adjoints are read back for their form: each
 name defined before its use, each line an expression Python can parse.
 
@@ -168,11 +169,11 @@ def worst_difference(L, grads, arrays, pts, bind, total):
     return worst
 
 
-def check_face_rule(body, rule, params, rng):
+def check_face_rule(body, rule, params, rng, xtoo=False):
     """max relative difference, at points on the y and z faces (x inside;
-    on the x faces too for "extend"), of the listed gather with RULE
-    applied to its partials past a face from central differences of the
-    Neumann sum of R (reads clamped)"""
+    on the x faces too for "extend" and with XTOO), of the listed gather
+    with RULE applied to its partials past a face (along x too with XTOO)
+    from central differences of the Neumann sum of R (reads clamped)"""
     text = " ".join(e for _, e in body)
     reach = max([1] + [int(c) for c in re.findall(r"[ijk][+-](\d+)", text)])
     n = (4 * reach + 2, 5, 4)
@@ -181,6 +182,7 @@ def check_face_rule(body, rule, params, rng):
     arrays = random_arrays(body, grid, rng)
     L = Listing(body, 3, params, arrays)
     clamp = lambda ix: tuple(min(max(ix[d], 0), n[d] - 1) for d in range(3))
+    rdims = (0, 1, 2) if xtoo else (1, 2)  # the dimensions whose faces the rule covers
 
     def bind():
         cache = {}
@@ -190,7 +192,7 @@ def check_face_rule(body, rule, params, rng):
             plain = (lambda nm: lambda *ix: L.evaluate(nm, tuple(ix), cache))(name)
             if re.match(r"d\d+$", name):
                 def ruled(*ix, f=plain):
-                    if rule == "extend" or all(0 <= ix[d] < n[d] for d in (1, 2)):
+                    if rule == "extend" or all(0 <= ix[d] < n[d] for d in rdims):
                         return f(*ix)  # past a face under "extend": its reads clamped (the arrays' env)
                     return 0.0 if rule == "zero" else f(*clamp(ix))
                 L.env[name] = ruled
@@ -202,7 +204,7 @@ def check_face_rule(body, rule, params, rng):
         return math.fsum(L.env["R"](*p) for p in grid)
 
     on_face = lambda p, dims: any(p[d] in (0, n[d] - 1) for d in dims)
-    if rule == "extend":
+    if rule == "extend" or xtoo:
         faces = [p for p in grid if on_face(p, (0, 1, 2))]
     else:
         faces = [p for p in grid if 2 * reach <= p[0] < n[0] - 2 * reach and on_face(p, (1, 2))]
@@ -239,13 +241,15 @@ def main():
                         m = re.search(r"past a face taken as (zero|those of the face point)", " ".join(head))
                         rules = ([] if not m else ["zero" if m.group(1) == "zero" else "clamp"]) + \
                             (["extend"] if re.search(r"past a face evaluated there", " ".join(head)) else [])
+                        xtoo = re.search(r"at the faces \(x too\) in Neumann mode", " ".join(head)) is not None
                         for rule in rules:
                             checks += 1
-                            ferr = check_face_rule(body, rule, params, rng)
+                            ferr = check_face_rule(body, rule, params, rng, xtoo and rule != "extend")
                             fok = ferr < 1e-6
                             fails += not fok
-                            print("%s %s: the listed face rule (%s) against central differences, Neumann: %.1e%s"
-                                  % (base, kname, rule, ferr, "" if fok else "  FAILED"))
+                            print("%s %s: the listed face rule (%s%s) against central differences, Neumann: %.1e%s"
+                                  % (base, kname, rule, ", x too" if xtoo and rule != "extend" else "", ferr,
+                                     "" if fok else "  FAILED"))
                     else:
                         Listing(body, dims, params, {})
                         ok = True
