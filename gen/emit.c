@@ -2529,16 +2529,27 @@ static int roll_rule(const RollIn *in, Roll *R, int vg)
     return rule;
 }
 
+/* whether the newest R row (j - miny, k - minz) is row (j, k) itself (forward taps: TV's), which its own gather reads */
+static int roll_own_newest(const Roll *R) { return R->miny == 0 && R->minz == 0; }
+
 /* Whether an interior row runs whole in Neumann mode (print_roll_whole):
  * the border rule holds at the x faces too (RULE_XBIT) and the rows roll
  * by it; gradients only (a value_grad's value at the x ends and its value
  * slot are the ends' own), without point fields or strip slots (their rows
  * use the padding or come in strips), and with the points past the ends
- * inside the padding */
+ * inside the padding.  In row order not where the newest row is the row's
+ * own (forward differences: TV's family, Huber): its gather reads that
+ * row's ends, which must then come before its strips; their x reads at the
+ * row's far end waited for memory there, and whole rows took 0.89-0.95x
+ * the time of the rows with ends at 128^3 but 1.00-1.06x at 256^3-512^3
+ * (TV 1.00, weighted TV 1.04-1.06; after the strips, the gather's vector
+ * loads waited for the ends' stores instead: 1.01-1.05x at 256^3).  The
+ * Laplacian's newest row is read by later rows' gathers only (0.85-0.88x
+ * at 128^3, 0.94-1.00x at 256^3-512^3).  perf/NOTES.md section 59. */
 static int roll_xrule(const RollIn *in, const Roll *R)
 {
     return R->rule && in->P->xrule && R->ext && !in->want_v && R->F.n == 0 && !R->nstrip && !R->vdiag &&
-           R->maxx >= 0 && R->minx <= 0 && R->maxx - R->minx <= 8;
+           R->maxx >= 0 && R->minx <= 0 && R->maxx - R->minx <= 8 && (R->plane || !roll_own_newest(R));
 }
 
 /* Point fields of the rolling rows (fields.c): a costly function of one tap
@@ -2679,21 +2690,18 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
     fprintf(f, "            }]])\n            }\n");
 }
 
-/* ---- whole rows (R->xrule) ----
+/* ---- whole rows (R->xrule, roll_xrule) ----
  * Where the gradient's border rule holds at the x faces too (RULE_XBIT,
  * rules.c), an interior row in Neumann mode gathers its whole x range
  * [0, st_n0) as its interior, instead of [st_ia, st_ib) and its x ends
  * from the ring point by point (print_roll_ends): the ring rows hold their
  * R points' partials over the whole row (the ends functions compute the
  * points outside [st_ia - maxx, st_ib - minx) as before) and, past the
- * row's ends, the rule's (print_ring_pads).  The R points the strips
- * compute stay within the interior's; in row order the newest row's ends
- * are computed before its strips.  The rows' x ends then cost a row
- * nothing apart, and its gradient row streams whole lines from its first
- * point (perf/NOTES.md section 59). */
+ * row's ends, the rule's (print_ring_pads).  The strips and the R points
+ * they compute stay where the interior's were, the first strip reaching
+ * down to 0 and the last up to st_n0.  The rows' x ends then cost a row
+ * nothing apart (perf/NOTES.md section 59). */
 static const char *strip_lo(const Roll *R) { return R->xrule ? "st_ga" : "st_ia"; }
-/* whether the newest R row (j - miny, k - minz) is row (j, k) itself (forward taps: TV's), which its own gather reads */
-static int roll_own_newest(const Roll *R) { return R->miny == 0 && R->minz == 0; }
 static void print_roll_whole(FILE *f)
 {
     fprintf(f, "            const int st_xw = st_mode == STENC_NEUMANN && st_lo0 == 0 && st_hi0 == st_n0; /* whole rows (gen/emit.c roll_xrule) */\n"
@@ -2713,16 +2721,11 @@ static void print_roll_whole(FILE *f)
 static void print_ring_pads(FILE *f, const Roll *R, int lag, const char *mode, const char *ind)
 {
     if (!R->xrule || R->rule != RULE_CLAMP) return;
-    const int clamp = 1;
     fprintf(f, "%sif (%s == STENC_NEUMANN) { /* the x rule's points past the row (gen/emit.c print_ring_pads) */\n", ind, mode);
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
-        for (long e = 1; e <= R->maxx; ++e)
-            if (clamp) fprintf(f, "%s    st_w%d[-%ld] = st_w%d[0];\n", ind, k, e, k);
-            else fprintf(f, "%s    st_w%d[-%ld] = 0;\n", ind, k, e);
-        for (long e = 0; e < -R->minx; ++e)
-            if (clamp) fprintf(f, "%s    st_w%d[st_n0 + %ld] = st_w%d[st_n0 - 1];\n", ind, k, e, k);
-            else fprintf(f, "%s    st_w%d[st_n0 + %ld] = 0;\n", ind, k, e);
+        for (long e = 1; e <= R->maxx; ++e) fprintf(f, "%s    st_w%d[-%ld] = st_w%d[0];\n", ind, k, e, k);
+        for (long e = 0; e < -R->minx; ++e) fprintf(f, "%s    st_w%d[st_n0 + %ld] = st_w%d[st_n0 - 1];\n", ind, k, e, k);
     }
     fprintf(f, "%s}\n", ind);
 }
@@ -2762,17 +2765,12 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
 
 /* row order: the newest row's x ends (only the row's ends gather reads
  * them; a mapped row has them, print_roll_newest_strip) */
-static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K, int sides)
+static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, const char *K)
 {
     char xa[64], xb[64];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
-    if (sides) { /* whole rows: the sides [st_ea, st_eb) leaves out (print_roll_strips) */
-        snprintf(xa, sizeof xa, "st_ea");
-        snprintf(xb, sizeof xb, "st_eb");
-    } else {
-        snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
-        snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
-    }
+    snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
+    snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
     if (R->ext) {
         print_mapped_cond(f, in, "                ", 1);
         fprintf(f, "\n");
@@ -2823,15 +2821,6 @@ static void print_roll_strips(FILE *f, const Roll *R, const RollIn *in, int vg, 
     if (R->nstrip) /* the middle strips' strip slots in their strip rows (strip_slots) */
         fprintf(f, "            const ptrdiff_t st_so = st_i0 > st_ia && st_ie < st_ib ? st_i0%+ld : -1;\n", -R->maxx);
     if (!R->plane) print_roll_newest_strip(f, R, in, vg, K);
-    if (!R->plane && R->xrule && roll_own_newest(R)) { /* whole rows, the newest row the row's own: its R points
-                                    at its low end before the first strip's gather, at its high end before the
-                                    last's, each after that strip's own R points (computed before the strips,
-                                    the row's x reads ran ahead of the strips' and TV's 3D gradient took
-                                    1.02-1.06x the time) */
-        fprintf(f, "            const ptrdiff_t st_ea = st_i0 == st_ga ? st_ia%+ld : 0, st_eb = st_ie == st_gb ? st_ib%+ld : st_n0;\n"
-                   "            if (st_xw && (st_ea > 0 || st_eb < st_n0))\n", -R->maxx, -R->minx);
-        print_roll_newest_ends(f, R, in, K, 1);
-    }
     if (in->want_v && !gv) fprintf(f, "            stn_real st_vb[STENC_RSTRIP_[[]]stn_sfx + STENC_VSTRIP];\n");
     roll_gather_call(f, R, in, gv, run);
     if (run) fprintf(f, "            }\n");
@@ -2872,19 +2861,17 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_rhi1 - j);\n");
     print_roll_catchup(f, R, in);
     if (R->xrule) print_roll_whole(f);
+
     const int run = roll_gather_run(R, in, gv);
     if (run) print_roll_strips(f, R, in, vg, gv, 1);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
     if (run) print_roll_run_value(f, R, in, gv);
     else print_roll_strips(f, R, in, vg, gv, 0);
-    /* whole rows (R->xrule): a newest row not the row's own is read by the
-     * gathers of later rows alone, its ends computed after the strips as
-     * before (before the gathers, the Laplacian's 3D gradient took 1.05x
-     * the time at 256^3) */
-    if (!plane && !(R->xrule && roll_own_newest(R))) print_roll_newest_ends(f, R, in, K, 0);
+    /* whole rows (R->xrule) in row order: the newest row is not the row's
+     * own (roll_xrule), later rows' gathers read its ends */
+    if (!plane) print_roll_newest_ends(f, R, in, K);
     if (R->xrule) fprintf(f, "            if (!st_xw) {\n");
-    if (!plane && R->xrule && roll_own_newest(R)) print_roll_newest_ends(f, R, in, K, 0);
     print_roll_ends(f, R, in);
     if (R->xrule) fprintf(f, "            }\n");
     if (R->vdiag) print_roll_own_value(f, R, in);
@@ -3506,24 +3493,15 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
     const long xa = ends_left(&ein) - R->maxx, xb = -ends_right(&ein) - R->minx; /* xb: from st_n0 */
     const long omin0 = in->P->omin[0], omax0 = in->P->omax[0];
     const PrintCtx pc = {in->P->es, TAP_DIRECT, in->P->E.names, vars, NULL, 0};
-    /* with whole rows (R->xrule) a call may leave out a side: st_xa 0 (no low
-     * points), st_xb st_n0 (no high ones) */
-    char ca[112], cb[112], side[2][48];
-    snprintf(side[0], sizeof side[0], "st_xa == %ld", xa);
-    snprintf(side[1], sizeof side[1], "st_xb == st_n0 - %ld", -xb);
-    if (R->xrule) snprintf(ca, sizeof ca, "(st_xa == 0 || %s)", side[0]), snprintf(cb, sizeof cb, "(st_xb == st_n0 || %s)", side[1]);
-    else snprintf(ca, sizeof ca, "%s", side[0]), snprintf(cb, sizeof cb, "%s", side[1]);
-    fprintf(f, "    if (st_n0 >= %ld && %s && %s && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
+    fprintf(f, "    if (st_n0 >= %ld && st_xa == %ld && st_xb == st_n0 - %ld && st_dlo == (mode == STENC_VALID ? %ld : 0) &&\n"
                "        st_dhi == st_n0 - (mode == STENC_VALID ? %ld : 0)) {\n    switch (mode) {\n",
-            end_min(&ein), ca, cb, -omin0, omax0);
+            end_min(&ein), xa, -xb, -omin0, omax0);
     for (int m = 1; m <= 3; ++m) {
         const int mode = m % 3;
         const long dlo = mode == 0 ? -omin0 : 0, dhi = mode == 0 ? -omax0 : 0; /* dhi: from st_n0 */
         fprintf(f, "    %s:\n", mode_case(mode));
-        for (int right = 0; right < 2; ++right) {
-            const long c0 = right ? xb : dlo, c1 = right ? dhi : xa;
-            if (R->xrule && c0 < c1) fprintf(f, "    if (%s) {\n", side[right]);
-            for (long c = c0; c < c1; ++c) {
+        for (int right = 0; right < 2; ++right)
+            for (long c = right ? xb : dlo; c < (right ? dhi : xa); ++c) {
                 Node *pinned[MAXTAP + 1];
                 for (int r = 0; r < nr; ++r) pinned[r] = ex_pin_x(roots[r], mode, right, c);
                 if (right) fprintf(f, "    {\n        const ptrdiff_t i = st_n0 - %ld;\n", -c);
@@ -3531,8 +3509,6 @@ static void print_roll_pinned_ends(FILE *f, const Roll *R, const RollIn *in, Nod
                 pr_c_block(f, &pc, pinned, nr, fm, "        ");
                 fprintf(f, "    }\n");
             }
-            if (R->xrule && c0 < c1) fprintf(f, "    }\n");
-        }
         fprintf(f, "    break;\n");
     }
     fprintf(f, "    }\n");
