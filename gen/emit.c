@@ -1922,7 +1922,7 @@ static void print_roll_state(FILE *a, const Roll *R, int D, int state)
 static void print_ring_zero_pads(FILE *a, const Roll *R, int D)
 {
     if (!R->xrule || R->rule != RULE_ZERO) return;
-    fprintf(a, "        if (st_c == 0 || st_rs[0] != st_c) /* whole rows' zeros past the x ends (gen/emit.c print_ring_pads) */\n"
+    fprintf(a, "        if (STENC_WHOLE_ROWS && (st_c == 0 || st_rs[0] != st_c)) /* whole rows' zeros past the x ends (gen/emit.c print_ring_pads) */\n"
                "            for (size_t st_g = 0; st_g < (size_t)(");
     print_ring_size(a, R, D);
     fprintf(a, "); ++st_g) {\n                stn_real *const st_p = %s + st_g * (size_t)st_rw;\n", ring_base(R));
@@ -2690,9 +2690,9 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
     fprintf(f, "            }]])\n            }\n");
 }
 
-/* ---- whole rows (R->xrule, roll_xrule) ----
+/* ---- whole rows (R->xrule, roll_xrule; with STENC_WHOLE_ROWS 1) ----
  * Where the gradient's border rule holds at the x faces too (RULE_XBIT,
- * rules.c), an interior row in Neumann mode gathers its whole x range
+ * rules.c), an interior row in Neumann mode may gather its whole x range
  * [0, st_n0) as its interior, instead of [st_ia, st_ib) and its x ends
  * from the ring point by point (print_roll_ends): the ring rows hold their
  * R points' partials over the whole row (the ends functions compute the
@@ -2700,11 +2700,14 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
  * row's ends, the rule's (print_ring_pads).  The strips and the R points
  * they compute stay where the interior's were, the first strip reaching
  * down to 0 and the last up to st_n0.  The rows' x ends then cost a row
- * nothing apart (perf/NOTES.md section 59). */
+ * nothing apart.  Opt-in (runtime/stenc_inline.h STENC_WHOLE_ROWS): the
+ * Laplacian's 3D gradient took 0.85-0.89 of its time at 128^3 with them,
+ * but 1.05-1.09x at 256^3-512^3 in the full benchmark's process (0.92-0.99
+ * alone in perf/ab.sh's; perf/NOTES.md section 59). */
 static const char *strip_lo(const Roll *R) { return R->xrule ? "st_ga" : "st_ia"; }
 static void print_roll_whole(FILE *f)
 {
-    fprintf(f, "            const int st_xw = st_mode == STENC_NEUMANN && st_lo0 == 0 && st_hi0 == st_n0; /* whole rows (gen/emit.c roll_xrule) */\n"
+    fprintf(f, "            const int st_xw = STENC_WHOLE_ROWS && st_mode == STENC_NEUMANN && st_lo0 == 0 && st_hi0 == st_n0; /* whole rows (gen/emit.c roll_xrule) */\n"
                "            const ptrdiff_t st_ga = st_xw ? 0 : st_ia, st_gb = st_xw ? st_n0 : st_ib;\n");
 }
 
@@ -2721,7 +2724,7 @@ static void print_roll_whole(FILE *f)
 static void print_ring_pads(FILE *f, const Roll *R, int lag, const char *mode, const char *ind)
 {
     if (!R->xrule || R->rule != RULE_CLAMP) return;
-    fprintf(f, "%sif (%s == STENC_NEUMANN) { /* the x rule's points past the row (gen/emit.c print_ring_pads) */\n", ind, mode);
+    fprintf(f, "%sif (STENC_WHOLE_ROWS && %s == STENC_NEUMANN) { /* the x rule's points past the row (gen/emit.c print_ring_pads) */\n", ind, mode);
     for (int k = 0; k < R->nslot; ++k) {
         if (R->slot[k].lag < lag) continue;
         for (long e = 1; e <= R->maxx; ++e) fprintf(f, "%s    st_w%d[-%ld] = st_w%d[0];\n", ind, k, e, k);

@@ -555,6 +555,18 @@ STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t 
 #define STENC_ROLL_PLANES 0
 #endif
 
+/* Whole rows (gen/emit.c roll_xrule): where a rolling 3D gradient's border
+ * rule holds at the x faces too, 1 runs its interior rows in Neumann mode
+ * whole, [0, st_n0) gathered as the interior, the ring rows padded past
+ * their ends by the rule, no x ends point by point.  Off by default: the
+ * Laplacian's gradient took 0.85-0.89 of its time at 128^3 (in cache) with
+ * them, 0.92-0.99 at 256^3-512^3 when timed alone, but 1.05-1.09x there in
+ * the full benchmark's process, between the other kernels (perf/NOTES.md
+ * section 59).  The sanitizer build turns them on (GNUmakefile SAN_TILES). */
+#ifndef STENC_WHOLE_ROWS
+#define STENC_WHOLE_ROWS 0
+#endif
+
 /* The 3D C loops' step to the next row of the 2.5D order: row JJ of tile T
  * (TH rows high: TY, or fewer in the last tile) in its plane KK, as
  * st_r -> (T, KK, JJ) would give it by division (three divisions a row
