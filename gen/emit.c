@@ -1021,7 +1021,7 @@ typedef struct {
     int wide;            /* 3D: rows [rlo, n - rhi) in y and z roll, wider than the gather's interior (roll_extend) */
     long rlo[3], rhi[3];
     int rule;            /* 3D gradients: the rule by which Neumann border rows roll too (roll_rule), or RULE_NONE */
-    int xrule;           /* 3D gradients: the rule holds along x too, the rows run whole in Neumann mode (roll_xrule) */
+    int xrule;           /* 3D gradients: the rule holds along x too, the rows can run whole in Neumann mode (roll_xrule) */
     int valid;           /* 3D gradients: valid mode's border rows roll too (roll_rule) */
     int vuse[MAXTAP];
     Slot slot[MAXTAP];
@@ -1736,8 +1736,6 @@ static void print_roll_fields(FILE *f, const Roll *R, const RollIn *in, const ch
     }
 }
 
-/* the tags of a thread's field rows cleared, when it starts on a ring (D:
- * the dimensions; in 3D st_tyr is st_ty + depth - 1, print_roll_state) */
 /* the thread's part of the ring, where its first row starts: with whole
  * rows (R->xrule) a page in (m4 stn_job's st_rper has room for it), the
  * first row's points past its low end in that lead (print_ring_pads).  A
@@ -1750,6 +1748,8 @@ static const char *ring_base(const Roll *R)
                     : "st_ring + (size_t)stenc_omp_thread() * st_rper";
 }
 
+/* the tags of a thread's field rows cleared, when it starts on a ring (D:
+ * the dimensions; in 3D st_tyr is st_ty + depth - 1, print_roll_state) */
 static void print_field_tags_clear(FILE *f, const Roll *R, int D)
 {
     if (R->F.nrow == 0) return;
@@ -2864,7 +2864,6 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (D == 3) fprintf(f, "            const ptrdiff_t st_nr = stenc_imin(stenc_imin(st_th - st_jj, st_r1 - st_r), st_rhi1 - j);\n");
     print_roll_catchup(f, R, in);
     if (R->xrule) print_roll_whole(f);
-
     const int run = roll_gather_run(R, in, gv);
     if (run) print_roll_strips(f, R, in, vg, gv, 1);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
