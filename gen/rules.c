@@ -244,9 +244,11 @@ static int rules_on_grid(const RuleIn *in, Eval *e)
         gather_rule(in, e->n, g, a, RULE_NONE, 0, ex);
         double scale = 0;
         for (size_t p = 0; p < npts; ++p) scale = fmax(scale, fabs(ex[p]));
-        /* each rule at the y and z faces, then (the x faces too) RULE_XBIT */
-        for (int rule = RULE_ZERO; rule <= RULE_EXTEND + 2; ++rule) {
-            const int xr = rule > RULE_EXTEND, r = xr ? rule - RULE_EXTEND : rule, bit = xr ? RULE_XBIT(r) : 1 << r;
+        /* each rule at the y and z faces, then RULE_ZERO and RULE_CLAMP at the x faces too (RULE_XBIT) */
+        static const struct { int rule, xr; } tried[] = {
+            {RULE_ZERO, 0}, {RULE_CLAMP, 0}, {RULE_EXTEND, 0}, {RULE_ZERO, 1}, {RULE_CLAMP, 1}};
+        for (size_t t = 0; t < sizeof tried / sizeof tried[0]; ++t) {
+            const int r = tried[t].rule, xr = tried[t].xr, bit = xr ? RULE_XBIT(r) : 1 << r;
             if (!(mask & bit)) continue;
             if (r == RULE_EXTEND) gather_extend(in, e, g, a, ru);
             else gather_rule(in, e->n, g, a, r, xr, ru);
