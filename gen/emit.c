@@ -2743,8 +2743,8 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
     char xa[64], xb[64];
     char first[48];
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
-    if (R->xrule) { /* whole rows: the strips' R points within the interior's, the ends apart */
-        snprintf(xa, sizeof xa, "stenc_imax(st_i0, st_ia)%+ld", -R->maxx);
+    if (R->xrule) { /* whole rows: the strips' R points within the interior's (st_iq, print_strip_loop), the ends apart */
+        snprintf(xa, sizeof xa, "st_iq%+ld", -R->maxx);
         snprintf(xb, sizeof xb, "stenc_imin(st_ie, st_ib)%+ld", -R->minx);
     } else {
         snprintf(xa, sizeof xa, "st_i0%+ld", -R->maxx);
