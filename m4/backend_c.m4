@@ -494,8 +494,10 @@ $6            }
 # a row took Good's 3D value_grad to 1.15-1.2x its gradient's time, with
 # 5% of its samples; perf/NOTES.md section 52).  GCC's epilogue of the
 # summing loop it replaces took most of the Tikhonov gradient's value_grad
-# time beyond its gradient's at 256^3 (perf/NOTES.md section 50)
-m4_define([[stn_nt_vedge]], [[m4_pushdef([[stn_vacc]], [[st_vl[st_u] = i >= $1 && i < $2 ? st_v : 0;]])m4_dnl
+# time beyond its gradient's at 256^3 (perf/NOTES.md section 50).  The
+# line's mask is a bit mask (stenc_keep_*): `cond ? st_v : 0` ran the whole
+# line point by point under AVX2 (perf/NOTES.md section 60 item 1)
+m4_define([[stn_nt_vedge]], [[m4_pushdef([[stn_vacc]], [[st_vl[st_u] = stenc_keep_[[]]stn_sfx[[]](st_v, i >= $1 && i < $2);]])m4_dnl
 stn_nt_edge([[$1]], [[$2]], [[$3]], [[            #pragma omp simd
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $4 }
 ]], [[            _Alignas(64) stn_real st_vl[64 / sizeof(stn_real)];
