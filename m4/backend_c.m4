@@ -165,11 +165,14 @@ stn_vstrips_tail(m4_ifelse([[$3]], [[]], [[[[{ const float st_v = st_vp[i]; stn_
 m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
 # the store of an interior loop that runs only when beta == 0 (see stn_unswitch)
 m4_define([[stn_gstore0]], [[$1[$2] = alpha*st_gv;]])
+# the store of a loop that runs only when beta != 0 (see stn_unswitch)
+m4_define([[stn_gstore1]], [[$1[$2] = beta*$1[$2] + alpha*st_gv;]])
 # the store of a streamed line's point i: into the line's buffer st_l (the
 # line starts at point st_il), which stenc_nt_line then streams to G
 m4_define([[stn_gstore_line]], [[(void)$2; st_l[i - st_il] = alpha*st_gv;]])
 # stn_unswitch(BETA, LOOP): with a gradient store (BETA = 1), LOOP twice, for
-# beta == 0 and for beta != 0.  Left to itself, GCC if-converts the store's
+# beta == 0 (stn_gstore0) and for beta != 0 (stn_gstore1: no select left for
+# GCC to convert).  Left to itself, GCC if-converts the store's
 # select into a masked load of G in every iteration, and the masked load of
 # a line that is only written costs a read stream (perf/NOTES.md section 7)
 # In the beta == 0 copy every store writes a value that does not depend on
@@ -177,7 +180,7 @@ m4_define([[stn_gstore_line]], [[(void)$2; st_l[i - st_il] = alpha*st_gv;]])
 m4_define([[stn_tailok]], 0)
 m4_define([[stn_unswitch]], [[m4_ifelse([[$1]], 1, [[            if (beta == 0) {
 m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore0]]))m4_pushdef([[stn_tailok]], 1)$2[[]]m4_popdef([[stn_tailok]])m4_popdef([[stn_gstore]])            } else {
-$2[[]]            }
+m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore1]]))$2[[]]m4_popdef([[stn_gstore]])            }
 ]], [[$2]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
