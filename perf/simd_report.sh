@@ -11,17 +11,19 @@ files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     for s in stencils/*.stn; do files+=("build/gen/$(basename "$s" .stn).c"); done
 fi
-# the rolling order the build picks (GNUmakefile ROLL_PLANES), or ROLL_PLANES
-l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || echo 0)
-planes=${ROLL_PLANES:-$([ "${l2:-0}" -gt 0 ] 2>/dev/null && [ "$l2" -le 524288 ] && echo 1 || echo 0)}
+# the kernels' compile flags from GNUmakefile, with the rolling order and
+# tile budget it picks for this machine (ROLL_PLANES, TILE_BUDGET or CFLAGS
+# in the environment override them, as they do for make)
+flags=$(printf 'stenc-print-flags: ; @echo $(CFLAGS_BASE) $(CFLAGS) $(CPPFLAGS_BASE)\n' |
+        make -s --no-print-directory -f GNUmakefile -f - stenc-print-flags)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bad=0
 for f in "${files[@]}"; do
     for p in f32 f64; do
         skip=$([ $p = f32 ] && echo f64 || echo f32)
-        ${CC:-cc} -std=c11 -O3 -march=native -fopenmp -fno-math-errno -Iruntime -Ibuild/gen \
-            -DSTENC_ROLL_PLANES="$planes" -DSTENC_NO_$skip -c -o "$tmp/x.o" "$f" \
+        # shellcheck disable=SC2086
+        ${CC:-cc} $flags -DSTENC_NO_$skip -c -o "$tmp/x.o" "$f" \
             -fopt-info-vec-optimized -fopt-info-vec-missed 2> "$tmp/vec.txt"
         n=$(python3 - "$f" "$tmp/vec.txt" <<'PYEOF'
 import re, sys, collections
