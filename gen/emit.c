@@ -3601,14 +3601,17 @@ static void print_class(FILE *f, const RedPlan *P, int want_v, int want_g, const
     if (c->right) fprintf(f, "            if (%s == st_n%d - %ld) {\n", dimvar(c->d), c->d, 1 + c->e);
     else fprintf(f, "            if (%s == %ld) {\n", dimvar(c->d), c->e);
     print_class_ends(f, P, want_v, want_g, *c, 0);
-    /* one loop per beta case (stn_unswitch), not the interior's value
-     * strips: the border rows' share is small, their code size is not (the
-     * units compile in up to 1.45x the time with those copies: perf/NOTES.md
-     * section 25).  With the select of a gradient store left in the loop
-     * GCC 12 ran it point by point where it also sums the value, and in
+    /* one loop, not the interior's value strips: the border rows' share
+     * is small, their code size is not (the units compile in up to 1.45x
+     * the time with those copies: perf/NOTES.md section 25).  Its stores
+     * select between alpha*g and beta*G + alpha*g on values, G loaded
+     * either way (stn_gselect): with a select around the load GCC 12 ran
+     * the loop point by point where it also sums the value, and in
      * periodic mode (a tenth of the Tikhonov gradient's 3D value_grad at
-     * 128^3 on AVX2: perf/NOTES.md section 60 item 2) */
-    fprintf(f, "stn_unswitch(1, [[            #pragma omp simd%s\n            for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n",
+     * 128^3 on AVX2: perf/NOTES.md section 60 item 2); one copy per beta
+     * case (stn_unswitch) vectorized too, at 1.07x the test stencil
+     * pair.c's compile time (section 61) */
+    fprintf(f, "stn_gselect([[            #pragma omp simd%s\n            for (ptrdiff_t i = st_xa; i < st_xb; ++i) {\n",
             want_v ? " reduction(+:st_acc)" : "");
     print_class_point(f, P, want_v, want_g, c, "st_acc += (double)%s;");
     fprintf(f, "            }\n]])");

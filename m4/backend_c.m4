@@ -182,6 +182,18 @@ m4_define([[stn_unswitch]], [[m4_ifelse([[$1]], 1, [[            if (beta == 0) 
 m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore0]]))m4_pushdef([[stn_tailok]], 1)$2[[]]m4_popdef([[stn_tailok]])m4_popdef([[stn_gstore]])            } else {
 m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore1]]))$2[[]]m4_popdef([[stn_gstore]])            }
 ]], [[$2]])]])
+# stn_gselect(LOOP): LOOP once, its gradient stores (stn_gstore_sel) reading
+# G in every iteration, beta == 0 or not, and choosing alpha*g or beta*G +
+# alpha*g by a bit mask (stenc_select): no branch left, so the loop
+# vectorizes as one copy (with `beta == 0 ? ... : ...` around the load, or
+# around the two values, GCC 12 still reported "control flow in loop": under
+# -ftrapping-math it does not speculate the product).  For loops of plain
+# stores only (a line not in cache is read for ownership by the store
+# anyway): the 3D border classes (gen/emit.c print_class; with a copy per
+# beta case, through stn_unswitch, the test stencil pair.c compiled in 1.07x
+# the time, perf/NOTES.md section 61)
+m4_define([[stn_gstore_sel]], [[{ const stn_real st_g0 = alpha*st_gv; $1[$2] = stenc_select_[[]]stn_sfx[[]](beta == 0, st_g0, beta*$1[$2] + st_g0); }]])
+m4_define([[stn_gselect]], [[m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_sel]]))$1[[]]m4_popdef([[stn_gstore]])]])
 
 # stn_job(DIMS, ACC, BETA, BOX, INTERIOR, BORDER, MODESPEC, BORDER_ROW, XEND,
 #         ROLL, ROLL_INIT, ROLL_SIZE, ROLL_STATE, XROW, ZDECL, ZBODY, NT, PF,

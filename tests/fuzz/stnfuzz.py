@@ -163,6 +163,42 @@ def check_one(gen, path, data, cc, nvcc, asan_log):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def split_seed(text, most=2):
+    """TEXT's definitions (reduce, kernel) in groups of at most MOST, each
+    group with every other line of TEXT (stencil, dims, array, param,
+    define, comments): the seeds the mutations start from.  A whole test
+    stencil of seven reductions compiled for 80 s at -O1, two such
+    mutations in a run were two fifths of the fuzz's compile time
+    (perf/NOTES.md section 61); a group of two keeps each construct and
+    definitions side by side."""
+    head, defs = [], []
+    for line in text.splitlines(keepends=True):
+        top = line[:1] not in ("", " ", "\t", "#", "\n", "}")
+        if top and re.match(r"(reduce|kernel)\b", line):
+            defs.append([line])
+        elif defs and not top and not (line.startswith("#") or line.strip() == ""):
+            defs[-1].append(line)
+        elif line.startswith("}") and defs:
+            defs[-1].append(line)
+        else:
+            head.append((len(defs), line))
+    if len(defs) <= most:
+        return [text]
+    out = []
+    for g in range(0, len(defs), most):
+        keep = set(range(g, g + most))
+        body = []
+        for d in range(len(defs) + 1):
+            # the lines before definition d: declarations always, comments
+            # where d is kept (or the file's first lines)
+            body += [l for (at, l) in head
+                     if at == d and (d == 0 or d in keep or not (l.startswith("#") or l.strip() == ""))]
+            if d in keep and d < len(defs):
+                body += defs[d]
+        out.append("".join(body))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gen", default=os.path.join(ROOT, "build/bin/stenc-gen"))
@@ -179,7 +215,7 @@ def main():
           "-I" + os.path.join(ROOT, "runtime")] if nvcc_bin and a.nvcc_every > 0 else None
     seeds = [os.path.join(ROOT, "stencils", f) for f in sorted(os.listdir(os.path.join(ROOT, "stencils")))]
     seeds += [os.path.join(ROOT, "tests/stencils", f) for f in sorted(os.listdir(os.path.join(ROOT, "tests/stencils")))]
-    texts = [open(s).read() for s in seeds]
+    texts = [t for s in seeds for t in split_seed(open(s).read())]
     names = sorted(set(re.findall(r"\b[A-Za-z_]\w*\b", "".join(texts))))
     corpus_dir = os.path.join(ROOT, "tests/fuzz/corpus")
     cases = []  # the regression corpus and the broken stencils of the error tests
@@ -191,7 +227,7 @@ def main():
         if n % 3 == 2:
             cases.append(("fz%d.stn" % n, gen_stencil(r, n).encode()))
         else:
-            q = r.randrange(len(seeds))
+            q = r.randrange(len(texts))
             data = texts[q].encode()
             for _ in range(r.randrange(1, 3)):
                 data = mutate(r, data.decode(errors="replace"), names)
