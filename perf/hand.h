@@ -348,42 +348,58 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
     }
 }
 
-/* ---- TV gradient, 3D: rows of a plane, the plane below's w kept ---- */
-static inline void hand_tv3_row(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x, float wx,
-                                float wy, float wz, float eps, float *restrict u, float *restrict v, float *restrict w)
+/* ---- TV gradient, 3D: rows of a plane, the plane below's w kept ----
+ * hand_tv3_row_v: row (j, k)'s partials u, v, w; with WANT_V (a constant
+ * after inlining) also its value, sum of s = sqrt(eps + ...), in float
+ * lanes (a line's point u in lane u), the row's sum in double: the fused
+ * value_grad's row (hand_tv3_value_grad) */
+static inline double hand_tv3_row_v(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x,
+                                    float wx, float wy, float wz, float eps, float *restrict u, float *restrict v,
+                                    float *restrict w, const int want_v)
 {
     const size_t P = nx * ny;
     const float *r = x + nx * j + P * k, *up = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
-#define HAND_TV3_PART(i)                                                              \
+#define HAND_TV3_PART(i, ACC)                                                         \
     do {                                                                              \
         float a = r[i + 1] - r[i], b = up[i] - r[i], c = t[i] - r[i];                 \
-        float q = 1.0f / sqrtf(eps + wx * a * a + wy * b * b + wz * c * c);           \
+        float s = sqrtf(eps + wx * a * a + wy * b * b + wz * c * c), q = 1.0f / s;    \
         u[i] = wx * a * q;                                                            \
         v[i] = wy * b * q;                                                            \
         w[i] = wz * c * q;                                                            \
+        if (want_v) ACC += s;                                                         \
     } while (0)
+    float lane[16] = {0}, acc = 0;
     size_t i0 = 0; /* lines of 16 points, each after the prefetch of row (j + 1, k + 1)'s */
     for (; i0 + 16 <= nx - 1; i0 += 16) {
         hand_pf(t, nx + i0);
 #pragma omp simd
-        for (size_t i = i0; i < i0 + 16; ++i) HAND_TV3_PART(i);
+        for (size_t l = 0; l < 16; ++l) HAND_TV3_PART(i0 + l, lane[l]);
     }
-#pragma omp simd
-    for (size_t i = i0; i < nx - 1; ++i) HAND_TV3_PART(i);
+#pragma omp simd reduction(+ : acc)
+    for (size_t i = i0; i < nx - 1; ++i) HAND_TV3_PART(i, acc);
 #undef HAND_TV3_PART
     float b = up[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
-    float q = 1.0f / sqrtf(eps + wy * b * b + wz * c * c);
+    float s = sqrtf(eps + wy * b * b + wz * c * c), q = 1.0f / s;
     u[nx - 1] = 0;
     v[nx - 1] = wy * b * q;
     w[nx - 1] = wz * c * q;
+    if (!want_v) return 0;
+    for (size_t l = 0; l < 16; ++l) acc += lane[l];
+    return (double)acc + (double)s;
 }
-
-static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
-                          float eps, float *restrict g)
+static inline void hand_tv3_row(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x, float wx,
+                                float wy, float wz, float eps, float *restrict u, float *restrict v, float *restrict w)
+{
+    (void)hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, w, 0);
+}
+/* the gradient, and with WANT_V the value (the value_grad): returns it */
+static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                                 float eps, float *restrict g, const int want_v)
 {
     const size_t P = nx * ny;
     const int nt = hand_nt(P * nz);
-#pragma omp parallel
+    double val = 0;
+#pragma omp parallel reduction(+ : val)
     {
         /* per thread: u, v of two rows, w of this plane and of the plane below */
         float *buf = malloc(sizeof(float) * (3 * (nx + 1) + 2 * P + nx));
@@ -401,7 +417,7 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
             memset(vp, 0, sizeof(float) * nx);
             for (size_t j = 0; j < ny; ++j) {
                 float *wr = wpl + nx * j;
-                hand_tv3_row(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, wr);
+                val += hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, wr, want_v);
                 const float *wb = wlo + nx * j;
                 float *gr = g + nx * j + P * k;
                 HAND_ROW(nt, gr, 0, nx, i, nx, u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i]);
@@ -411,6 +427,17 @@ static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict
         hand_fence();
         free(buf);
     }
+    return val;
+}
+static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                          float eps, float *restrict g)
+{
+    (void)hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 0);
+}
+static double hand_tv3_value_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                                  float eps, float *restrict g)
+{
+    return hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 1);
 }
 
 /* ---- the linear Tikhonov gradient (R = sum wx a^2 + wy b^2), 2D ---- */
@@ -693,13 +720,69 @@ static inline void hand_sqrt_row_pad(float *restrict o, const float *restrict r,
     o[-1] = o[0];
     o[nx] = o[nx - 1];
 }
-static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
-                            float eps, float *restrict g)
+/* a row's gradient into GR and its value terms' sum (the fused
+ * value_grad): s of the row and its y, z neighbours (padded rows), the
+ * forward differences shared by both; lines of 16 points (streamed with
+ * NT), the points before the first and after the last one vector each
+ * (HAND_GOODS_VEDGE), float lanes summed at the row's end */
+static inline float hand_goods_vg_row(float *restrict gr, const float *s, const float *ym, const float *yp,
+                                      const float *zm, const float *zp, size_t nx, float wx, float wy, float wz, int nt)
+{
+#define HAND_GOODS_VG(i, ACC, G)                                                                  \
+    do {                                                                                          \
+        const float c = s[i], a = s[i + 1] - c, b = yp[i] - c, e = zp[i] - c;                     \
+        ACC += wx * a * a + wy * b * b + wz * e * e;                                              \
+        G = (wx * ((c - s[i - 1]) - a) + wy * ((c - ym[i]) - b) + wz * ((c - zm[i]) - e)) / c;    \
+    } while (0)
+#define HAND_GOODS_VEDGE(A, B, AT)                                                                \
+    do {                                                                                          \
+        _Alignas(64) float ev[16], eg[16];                                                        \
+        if ((A) >= (B)) break;                                                                    \
+        _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) {                                     \
+            ev[u] = 0;                                                                            \
+            HAND_GOODS_VG((AT) + u, ev[u], eg[u]);                                                \
+        }                                                                                         \
+        for (size_t i = (A); i < (B); ++i) gr[i] = eg[i - (AT)], acc += ev[i - (AT)];             \
+    } while (0)
+    float acc = 0, lane[16] = {0}; /* point u of each line: lane u (registers) */
+    size_t ls = 0, le = nx / 16 * 16;
+    if (nt) {
+        hand_span(gr, 0, nx, &ls, &le);
+        hand_partial_pf(gr, 0, nx, ls, le, 2 * nx);
+    }
+    if (ls >= le) { /* no whole line */
+#pragma omp simd reduction(+ : acc)
+        for (size_t i = 0; i < nx; ++i) HAND_GOODS_VG(i, acc, gr[i]);
+        return acc;
+    }
+    HAND_GOODS_VEDGE(0, ls, 0);
+    for (size_t l = ls; l < le; l += 16) {
+        if (!nt) {
+#pragma omp simd
+            for (size_t u = 0; u < 16; ++u) HAND_GOODS_VG(l + u, lane[u], gr[l + u]);
+            continue;
+        }
+        _Alignas(64) float hv[16];
+#pragma omp simd
+        for (size_t u = 0; u < 16; ++u) HAND_GOODS_VG(l + u, lane[u], hv[u]);
+        hand_line(gr + l, hv);
+    }
+    HAND_GOODS_VEDGE(le, nx, nx - 16);
+#undef HAND_GOODS_VEDGE
+#undef HAND_GOODS_VG
+    for (size_t u = 0; u < 16; ++u) acc += lane[u];
+    return acc;
+}
+/* the gradient, and with WANT_V (a constant after inlining) the value
+ * too, each row's through hand_goods_vg_row: returns it */
+static inline double hand_goods_gv(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy,
+                                   float wz, float eps, float *restrict g, const int want_v)
 {
     const size_t P = nx * ny, np = nz > 1 ? 3 : 1, rs = nx + 2, ty = HAND_LAP_RING / (np * sizeof(float) * rs);
     const size_t ntile = hand_tiles(ny, ty < 4 ? 2 : ty - 2);
     const int nt = hand_nt(P * nz);
-#pragma omp parallel
+    double val = 0;
+#pragma omp parallel reduction(+ : val)
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
         float *rg = malloc(sizeof(float) * np * rows * rs);
@@ -721,9 +804,11 @@ static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restri
                     const float *yp = j + 1 < ny ? HAND_GOODS_RP(q, j + 1) : s, *zm = q ? HAND_GOODS_RP(q - 1, j) : s;
                     const float *zp = k < nz ? HAND_GOODS_RP(k, j) : s;
                     float *gr = g + nx * j + P * q;
-                    HAND_ROW(nt, gr, 0, nx, i, nx,
-                             (wx * (2 * s[i] - s[i - 1] - s[i + 1]) + wy * (2 * s[i] - ym[i] - yp[i]) +
-                              wz * (2 * s[i] - zm[i] - zp[i])) / s[i]);
+                    if (want_v) val += (double)hand_goods_vg_row(gr, s, ym, yp, zm, zp, nx, wx, wy, wz, nt);
+                    else
+                        HAND_ROW(nt, gr, 0, nx, i, nx,
+                                 (wx * (2 * s[i] - s[i - 1] - s[i + 1]) + wy * (2 * s[i] - ym[i] - yp[i]) +
+                                  wz * (2 * s[i] - zm[i] - zp[i])) / s[i]);
                 }
             }
 #undef HAND_GOODS_RP
@@ -731,6 +816,17 @@ static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restri
         hand_fence();
         free(rg);
     }
+    return val;
+}
+static void hand_goods_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                            float eps, float *restrict g)
+{
+    (void)hand_goods_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 0);
+}
+static double hand_goods_value_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy,
+                                    float wz, float eps, float *restrict g)
+{
+    return hand_goods_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 1);
 }
 
 /* ---- Good's roughness value, 3D, roots once a point ----
