@@ -158,6 +158,37 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
         HAND_EDGE(g, hr_e, hr_b, hr_b - 16, i, EXPR);                                   \
     } while (0)
 #define HAND_ROW(NT, g, A, B, i, PITCH, EXPR) HAND_ROW_PF(NT, g, A, B, i, NULL, PITCH, EXPR)
+/* The fused value_grad rows (hand_tikg_value_grad, hand_goods_vg_row):
+ * POINT(i, ACC, G) adds point i's value to ACC and sets its gradient G; a
+ * row's gradient is gr, nt says whether it streams, acc and lane[16] sum
+ * its value.  HAND_VG_EDGE: the points [A, B) before the first whole line
+ * or after the last, as the 16 points from AT (one vector), the gradients
+ * copied out and the values summed (a loop over the few points alone ran
+ * as GCC's epilogue: HAND_EDGE).  HAND_VG_LINES: the whole lines [LS, LE),
+ * each after hand_pf(PF, line), point u of each line's value in lane u
+ * (registers), its gradient streamed with nt */
+#define HAND_VG_EDGE(POINT, A, B, AT)                                                             \
+    do {                                                                                          \
+        _Alignas(64) float ev[16], eg[16];                                                        \
+        const size_t at = (AT);                                                                   \
+        if ((A) >= (B)) break;                                                                    \
+        _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) {                                     \
+            ev[u] = 0;                                                                            \
+            POINT(at + u, ev[u], eg[u]);                                                          \
+        }                                                                                         \
+        for (size_t i = (A); i < (B); ++i) gr[i] = eg[i - at], acc += ev[i - at];                 \
+    } while (0)
+#define HAND_VG_LINES(POINT, LS, LE, PF)                                                          \
+    for (size_t l = (LS); l < (LE); l += 16) {                                                    \
+        hand_pf(PF, l);                                                                           \
+        if (!nt) {                                                                                \
+            _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) POINT(l + u, lane[u], gr[l + u]); \
+            continue;                                                                             \
+        }                                                                                         \
+        _Alignas(64) float hv[16];                                                                \
+        _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) POINT(l + u, lane[u], hv[u]);         \
+        hand_line(gr + l, hv);                                                                    \
+    }
 
 /* ---- TV value, 2D and 3D, float and double ----
  * HAND_TV_VALUES(SFX, T, SQRT): hand_tv2_value_SFX, hand_tv3_value_SFX for
@@ -558,47 +589,21 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
             gr[0] = cx * (r[0] - r[1]) + HAND_TIKG_YZ(0);
             /* lines of 16 points (streamed where large), each after the
              * prefetch of row (j + 1, k + 1)'s; the points before and after
-             * one vector each (HAND_TIKG_VEDGE) */
+             * one vector each (HAND_VG_EDGE) */
             size_t ls = 1, le = 1 + (nx - 2) / 16 * 16;
             if (nt) {
                 hand_span(gr, 1, nx - 1, &ls, &le);
                 hand_partial_pf(gr, 1, nx - 1, ls, le, 2 * nx);
             }
             float lane[16] = {0}; /* point u of each line: lane u (registers) */
-            /* the points [A, B) before the first line or after the last:
-             * the 16 points from AT as one vector (HAND_EDGE), their
-             * gradients copied out and their values summed */
-#define HAND_TIKG_VEDGE(A, B, AT)                                                \
-    do {                                                                         \
-        _Alignas(64) float ev[16], eg[16];                                       \
-        const size_t at = (AT);                                                  \
-        if ((A) >= (B)) break;                                                   \
-        _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) {                    \
-            ev[u] = 0;                                                           \
-            HAND_TIKG_VG(at + u, ev[u], eg[u]);                                  \
-        }                                                                        \
-        for (size_t i = (A); i < (B); ++i) gr[i] = eg[i - at], acc += ev[i - at]; \
-    } while (0)
-            if (ls < le) HAND_TIKG_VEDGE(1, ls, 1);
+            if (ls < le) HAND_VG_EDGE(HAND_TIKG_VG, 1, ls, 1);
             else { /* no whole line */
 #pragma omp simd reduction(+:acc)
                 for (size_t i = 1; i < nx - 1; ++i) HAND_TIKG_VG(i, acc, gr[i]);
             }
-            for (size_t l = ls; l < le; l += 16) {
-                hand_pf(pf, l);
-                if (!nt) {
-#pragma omp simd
-                    for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, lane[u], gr[l + u]);
-                    continue;
-                }
-                _Alignas(64) float hv[16];
-#pragma omp simd
-                for (size_t u = 0; u < 16; ++u) HAND_TIKG_VG(l + u, lane[u], hv[u]);
-                hand_line(gr + l, hv);
-            }
-            if (ls < le) HAND_TIKG_VEDGE(le, nx - 1, nx - 17);
+            HAND_VG_LINES(HAND_TIKG_VG, ls, le, pf)
+            if (ls < le) HAND_VG_EDGE(HAND_TIKG_VG, le, nx - 1, nx - 17);
             for (size_t u = 0; u < 16; ++u) acc += lane[u];
-#undef HAND_TIKG_VEDGE
 #undef HAND_TIKG_VG
             gr[nx - 1] = cx * (r[nx - 1] - r[nx - 2]) + HAND_TIKG_YZ(nx - 1);
             v += acc;
@@ -724,7 +729,7 @@ static inline void hand_sqrt_row_pad(float *restrict o, const float *restrict r,
  * value_grad): s of the row and its y, z neighbours (padded rows), the
  * forward differences shared by both; lines of 16 points (streamed with
  * NT), the points before the first and after the last one vector each
- * (HAND_GOODS_VEDGE), float lanes summed at the row's end */
+ * (HAND_VG_EDGE, HAND_VG_LINES), float lanes summed at the row's end */
 static inline float hand_goods_vg_row(float *restrict gr, const float *s, const float *ym, const float *yp,
                                       const float *zm, const float *zp, size_t nx, float wx, float wy, float wz, int nt)
 {
@@ -733,16 +738,6 @@ static inline float hand_goods_vg_row(float *restrict gr, const float *s, const 
         const float c = s[i], a = s[i + 1] - c, b = yp[i] - c, e = zp[i] - c;                     \
         ACC += wx * a * a + wy * b * b + wz * e * e;                                              \
         G = (wx * ((c - s[i - 1]) - a) + wy * ((c - ym[i]) - b) + wz * ((c - zm[i]) - e)) / c;    \
-    } while (0)
-#define HAND_GOODS_VEDGE(A, B, AT)                                                                \
-    do {                                                                                          \
-        _Alignas(64) float ev[16], eg[16];                                                        \
-        if ((A) >= (B)) break;                                                                    \
-        _Pragma("omp simd") for (size_t u = 0; u < 16; ++u) {                                     \
-            ev[u] = 0;                                                                            \
-            HAND_GOODS_VG((AT) + u, ev[u], eg[u]);                                                \
-        }                                                                                         \
-        for (size_t i = (A); i < (B); ++i) gr[i] = eg[i - (AT)], acc += ev[i - (AT)];             \
     } while (0)
     float acc = 0, lane[16] = {0}; /* point u of each line: lane u (registers) */
     size_t ls = 0, le = nx / 16 * 16;
@@ -755,20 +750,9 @@ static inline float hand_goods_vg_row(float *restrict gr, const float *s, const 
         for (size_t i = 0; i < nx; ++i) HAND_GOODS_VG(i, acc, gr[i]);
         return acc;
     }
-    HAND_GOODS_VEDGE(0, ls, 0);
-    for (size_t l = ls; l < le; l += 16) {
-        if (!nt) {
-#pragma omp simd
-            for (size_t u = 0; u < 16; ++u) HAND_GOODS_VG(l + u, lane[u], gr[l + u]);
-            continue;
-        }
-        _Alignas(64) float hv[16];
-#pragma omp simd
-        for (size_t u = 0; u < 16; ++u) HAND_GOODS_VG(l + u, lane[u], hv[u]);
-        hand_line(gr + l, hv);
-    }
-    HAND_GOODS_VEDGE(le, nx, nx - 16);
-#undef HAND_GOODS_VEDGE
+    HAND_VG_EDGE(HAND_GOODS_VG, 0, ls, 0);
+    HAND_VG_LINES(HAND_GOODS_VG, ls, le, (const float *)NULL)
+    HAND_VG_EDGE(HAND_GOODS_VG, le, nx, nx - 16);
 #undef HAND_GOODS_VG
     for (size_t u = 0; u < 16; ++u) acc += lane[u];
     return acc;
