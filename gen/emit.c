@@ -3604,9 +3604,9 @@ static void print_class(FILE *f, const RedPlan *P, int want_v, int want_g, const
     /* one loop, not the interior's value strips: the border rows' share
      * is small, their code size is not (the units compile in up to 1.45x
      * the time with those copies: perf/NOTES.md section 25).  Its stores
-     * select between alpha*g and beta*G + alpha*g on values, G loaded
-     * either way (stn_gselect): with a select around the load GCC 12 ran
-     * the loop point by point where it also sums the value, and in
+     * pick alpha*g or beta*G + alpha*g by a bit mask, G read either way
+     * (stn_gselect): with a select (?:) GCC 12 ran the loop point by
+     * point where it also sums the value, and in
      * periodic mode (a tenth of the Tikhonov gradient's 3D value_grad at
      * 128^3 on AVX2: perf/NOTES.md section 60 item 2); one copy per beta
      * case (stn_unswitch) vectorized too, at 1.07x the test stencil

@@ -12,8 +12,9 @@ never a signal, a sanitizer report, another exit status or a time-out.
 Inputs: first every file of the regression corpus (tests/fuzz/corpus) and
 of the error tests (tests/bad), then
 --count inputs from a fixed --seed, alternating between
-  * mutations of the shipped stencils (byte flips, truncation, line deletion
-    and duplication, bracket damage, name swaps, token insertion), and
+  * mutations of the shipped and test stencils, taken in groups of at most
+    two definitions (split_seed), by byte flips, truncation, line deletion
+    and duplication, bracket damage, name swaps, token insertion, and
   * random valid stencils generated from the grammar (every FD macro,
     function, operator, select, staggered extents, kernels, reductions).
 A failing input is copied to --save-dir (default build/fuzz-found) so it
@@ -177,9 +178,7 @@ def split_seed(text, most=2):
         if top and re.match(r"(reduce|kernel)\b", line):
             defs.append([line])
         elif defs and not top and not (line.startswith("#") or line.strip() == ""):
-            defs[-1].append(line)
-        elif line.startswith("}") and defs:
-            defs[-1].append(line)
+            defs[-1].append(line)  # a continuation line or a kernel's closing brace
         else:
             head.append((len(defs), line))
     if len(defs) <= most:
