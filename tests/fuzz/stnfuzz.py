@@ -172,12 +172,15 @@ def split_seed(text, most=2):
     mutations in a run were two fifths of the fuzz's compile time
     (perf/NOTES.md section 61); a group of two keeps each construct and
     definitions side by side."""
+    def aside(line):  # a comment or a blank line
+        return line.startswith("#") or line.strip() == ""
+
     head, defs = [], []
     for line in text.splitlines(keepends=True):
-        top = line[:1] not in ("", " ", "\t", "#", "\n", "}")
+        top = not aside(line) and line[:1] not in (" ", "\t", "}")
         if top and re.match(r"(reduce|kernel)\b", line):
             defs.append([line])
-        elif defs and not top and not (line.startswith("#") or line.strip() == ""):
+        elif defs and not top and not aside(line):
             defs[-1].append(line)  # a continuation line or a kernel's closing brace
         else:
             head.append((len(defs), line))
@@ -190,8 +193,7 @@ def split_seed(text, most=2):
         for d in range(len(defs) + 1):
             # the lines before definition d: declarations always, comments
             # where d is kept (or the file's first lines)
-            body += [l for (at, l) in head
-                     if at == d and (d == 0 or d in keep or not (l.startswith("#") or l.strip() == ""))]
+            body += [l for (at, l) in head if at == d and (d == 0 or d in keep or not aside(l))]
             if d in keep and d < len(defs):
                 body += defs[d]
         out.append("".join(body))
