@@ -13,15 +13,17 @@
  *     512^2, so it is read back from L2/L3, where stenc tiles planes);
  *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop; fused
  *     with its value (value_grad), the same loop with the value's forward
- *     differences shared with the gradient, summed like the values.
+ *     differences shared with the gradient, summed like the values; TV's
+ *     and Good's 3D value_grads likewise, their gradients' loops with the
+ *     value summed in the same pass;
  *   - the Tikhonov-Laplacian gradient 2 L (L x): fused, t = w L x in a
  *     ring of three rows (2D) or of three planes of a y tile (3D), L applied
  *     to it as each gradient row is written;
  *   - the total Hessian's gradient, 3D: each point's six factors computed
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
- * Every row of the gradient loops goes through HAND_ROW (the value_grad
- * loop its own copy of it): where the gradient array is large (32 MiB or
+ * Every row of the gradient loops goes through HAND_ROW (the fused
+ * value_grad rows through HAND_VG_LINES and HAND_VG_EDGE): where the gradient array is large (32 MiB or
  * more, stenc's default STENC_NT_BYTES), its whole 64-byte lines are
  * streamed (non-temporal stores, no read for ownership), the rest stored
  * plainly, as stenc's kernels do (perf/NOTES.md sections 37 and 42).
