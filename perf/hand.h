@@ -23,9 +23,9 @@
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
  * Every row of the gradient loops goes through HAND_ROW (the fused
- * value_grad rows through HAND_VG_LINES and HAND_VG_EDGE): where the gradient array is large (32 MiB or
- * more, stenc's default STENC_NT_BYTES), its whole 64-byte lines are
- * streamed (non-temporal stores, no read for ownership), the rest stored
+ * value_grad rows through HAND_VG_LINES and HAND_VG_EDGE): where the
+ * gradient array is large (32 MiB or more, stenc's default
+ * STENC_NT_BYTES), its whole 64-byte lines are streamed (non-temporal stores, no read for ownership), the rest stored
  * plainly, as stenc's kernels do (perf/NOTES.md sections 37 and 42).
  * The 3D loops that read x ask for row (j + 1, k + 1) of x, the row the
  * next row reads first, HAND_PF_BYTES ahead, a line of 16 points at a
