@@ -238,6 +238,63 @@ Node *ex_bin(int kind, Node *a, Node *b)
 
 /* ---- differentiation ---- */
 
+/* a product's numeric coefficient (*coef) and other factors (f[*nf], at
+ * most FMAX; 0 past that): products and negations flatten, a quotient
+ * a/d gives a's factors and 1/d */
+enum { FMAX = 16 };
+static int product_factors(Node *n, double *coef, Node **f, int *nf)
+{
+    if (n->kind == E_NUM) return *coef *= n->num, 1;
+    if (n->kind == E_NEG) return *coef = -*coef, product_factors(n->a[0], coef, f, nf);
+    if (n->kind == E_MUL) return product_factors(n->a[0], coef, f, nf) && product_factors(n->a[1], coef, f, nf);
+    if (n->kind == E_DIV && !ex_is_num(n->a[0], 1)) {
+        if (!product_factors(n->a[0], coef, f, nf) || *nf == FMAX) return 0;
+        f[(*nf)++] = ex_div(ex_num(1), n->a[1]);
+        return 1;
+    }
+    if (*nf == FMAX) return 0;
+    f[(*nf)++] = n;
+    return 1;
+}
+
+/* the product of the factors f[0..n) not marked in used[] (1 if none) */
+static Node *product_unused(Node *const *f, const int *used, int n)
+{
+    Node *r = ex_num(1);
+    for (int i = 0; i < n; ++i)
+        if (!used[i]) r = ex_mul(r, f[i]);
+    return r;
+}
+
+/* The derivative of select(c, a, b): select(c, da, db) with the factors
+ * common to both branches taken out, ca * select(c, A, (cb/ca) B) * C for
+ * da = ca A C and db = cb B C (numbers ca, cb).  Huber's partials are
+ * select(small, t5*dq, (0.5*dq)/r) for each tap's dq: as s*dq with one
+ * s = select(small, t5, 0.5*(1/r)) a point they are linear in the
+ * differences like TV's, so the centre point's partial is the others'
+ * negated sum and the rolling gradient keeps one row of partials fewer
+ * (gen/emit.c plan_factors).  The same products either way (a/d becomes
+ * a*(1/d): one rounding more where the branches share a factor). */
+static Node *select_factored(Node *c, Node *a, Node *b)
+{
+    Node *fa[FMAX], *fb[FMAX];
+    double ca = 1, cb = 1;
+    int na = 0, nb = 0, ua[FMAX] = {0}, ub[FMAX] = {0}, common = 0;
+    if (a == b || !product_factors(a, &ca, fa, &na) || !product_factors(b, &cb, fb, &nb) || ca == 0 || cb == 0)
+        return ex_select(c, a, b);
+    Node *C = ex_num(1);
+    for (int i = 0; i < na; ++i)
+        for (int j = 0; j < nb; ++j)
+            if (!ub[j] && fa[i] == fb[j]) {
+                ua[i] = ub[j] = 1, ++common;
+                C = ex_mul(C, fa[i]);
+                break;
+            }
+    if (!common) return ex_select(c, a, b);
+    Node *A = product_unused(fa, ua, na), *B = ex_mul(ex_num(cb / ca), product_unused(fb, ub, nb));
+    return ex_mul(ex_num(ca), ex_mul(ex_select(c, A, B), C));
+}
+
 static int same_tap(const Node *n, int arr, const Index idx[3])
 {
     if (n->kind != E_TAP || n->ref != arr) return 0;
@@ -269,7 +326,7 @@ static Node *diff_rec(Node *n, int arr, const Index idx[3], int *bad, int tag)
     case E_SELECT: {
         Node *d1 = diff_rec(n->a[1], arr, idx, bad, tag);
         Node *d2 = diff_rec(n->a[2], arr, idx, bad, tag);
-        r = ex_select(n->a[0], d1, d2);
+        r = select_factored(n->a[0], d1, d2);
         break;
     }
     case E_CALL: {

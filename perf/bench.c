@@ -231,22 +231,25 @@ static void run_copy_nt(void *p)
 }
 typedef struct { size_t nx, ny, nz; int dims, dbl; const void *x; void *g; double v; int what; } Peer;
 enum { HAND_TV_VALUE, HAND_TV_GRAD, HAND_TIKG_GRAD, HAND_LAP_GRAD, HAND_TIKG_VG, HAND_HESS_GRAD, HAND_GOODS_VALUE, HAND_HESS_VALUE, HAND_GOODS_GRAD,
-       HAND_TV_VG, HAND_GOODS_VG, NHAND };
-/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian, goods, hessian, goods, tv, goods */
-static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8, 7, 8, 7, 0, 7};
+       HAND_TV_VG, HAND_GOODS_VG, HAND_HUBER_GRAD, HAND_HUBER_VG, HAND_LAP_VG, NHAND };
+/* tv, tv, tikhonov_gradient, tikhonov_laplace, tikhonov_gradient, hessian, goods, hessian, goods, tv, goods, huber,
+ * huber, tikhonov_laplace */
+static const int hand_reg[NHAND] = {0, 0, 5, 4, 5, 8, 7, 8, 7, 0, 7, 3, 3, 4};
 /* whether hand loop w is written for D dimensions (the Hessian's two and
- * the fused TV and Good's value_grads for 3D only) and double (dbl 1: the
- * TV value only; the others are float) */
+ * the fused TV, Good's and Laplacian value_grads for 3D only) and double
+ * (dbl 1: the TV value only; the others are float) */
 static int hand_has(int w, int D, int dbl)
 {
-    return ((w != HAND_HESS_GRAD && w != HAND_HESS_VALUE && w != HAND_TV_VG && w != HAND_GOODS_VG) || D == 3) &&
+    return ((w != HAND_HESS_GRAD && w != HAND_HESS_VALUE && w != HAND_TV_VG && w != HAND_GOODS_VG && w != HAND_LAP_VG) ||
+            D == 3) &&
            (!dbl || w == HAND_TV_VALUE);
 }
 /* a hand loop's entry: 0 value, 1 grad, 2 value_grad */
 static int hand_what(int w)
 {
     return w == HAND_TV_VALUE || w == HAND_GOODS_VALUE || w == HAND_HESS_VALUE ? 0
-           : w == HAND_TIKG_VG || w == HAND_TV_VG || w == HAND_GOODS_VG ? 2 : 1;
+           : w == HAND_TIKG_VG || w == HAND_TV_VG || w == HAND_GOODS_VG || w == HAND_HUBER_VG || w == HAND_LAP_VG ? 2
+                                                                                                               : 1;
 }
 static const char *const entry_names[3] = {"value", "grad", "value_grad"};
 /* one size's round: the three ceilings, three entries per regularizer, the hand loops */
@@ -260,6 +263,9 @@ static void run_peer(void *p)
     else if (c->what == HAND_GOODS_VALUE) c->v = hand_goods_value(c->nx, c->ny, 1, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_GOODS_VG) c->v = hand_goods_value_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_TV_VG) c->v = hand_tv3_value_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);
+    else if (c->what == HAND_HUBER_GRAD || c->what == HAND_HUBER_VG)
+        c->v = hand_huber_gv(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, .1f, c->g, c->what == HAND_HUBER_VG);
+    else if (c->what == HAND_LAP_VG) c->v = hand_lap3_value_grad(c->nx, c->ny, c->nz, c->x, 1, c->g);
     else if (c->what == HAND_GOODS_GRAD) hand_goods_grad(c->nx, c->ny, c->dims == 3 ? c->nz : 1, c->x, 1, 1, 1, 1e-3f, c->g);
     else if (c->what == HAND_HESS_VALUE) c->v = hand_hess3_value(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f);
     else if (c->what == HAND_HESS_GRAD) hand_hess3_grad(c->nx, c->ny, c->nz, c->x, 1, 1, 1, 1e-3f, c->g);

@@ -11,14 +11,16 @@
  *     points (u in L1), v of the row below kept per thread; 3D row by row with
  *     w of the plane below kept per thread (not tiled: a plane of w is 1 MB at
  *     512^2, so it is read back from L2/L3, where stenc tiles planes);
+ *     Huber's gradients the same loops with 1/max(r, delta) for 1/s;
  *   - the linear Tikhonov gradient: a direct 5-point (7-point) loop; fused
  *     with its value (value_grad), the same loop with the value's forward
  *     differences shared with the gradient, summed like the values; TV's
- *     and Good's 3D value_grads likewise, their gradients' loops with the
- *     value summed in the same pass;
+ *     and Good's 3D value_grads and Huber's 2D and 3D likewise, their
+ *     gradients' loops with the value summed in the same pass;
  *   - the Tikhonov-Laplacian gradient 2 L (L x): fused, t = w L x in a
  *     ring of three rows (2D) or of three planes of a y tile (3D), L applied
- *     to it as each gradient row is written;
+ *     to it as each gradient row is written; its 3D value_grad sums t^2 as
+ *     each ring row is written;
  *   - the total Hessian's gradient, 3D: each point's six factors computed
  *     once into a ring of three planes per tile of rows, then the 21-term
  *     gather, row by row as the tile marches up in z.
@@ -319,30 +321,77 @@ static double hand_goods_value(size_t nx, size_t ny, size_t nz, const float *res
     return s;
 }
 
-/* ---- TV gradient, 2D ---- */
+/* ---- TV and Huber gradients, 2D and 3D: one loop for both ----
+ * A point's partials are w_d d_d q with sq = sum_d w_d d_d^2 and, for TV
+ * (HUBER 0, P = eps), q = 1 / sqrt(eps + sq), the point's value
+ * sqrt(eps + sq); for Huber (HUBER 1, P = delta), with r = sqrt(sq),
+ * q = 1 / max(r, delta), the value r^2 / (2 delta) for r <= delta and
+ * r - delta / 2 above (the derivative of either piece over r, times r's
+ * w_d d_d / r; the value written without a branch, which GCC 12 leaves
+ * scalar in a summing loop).  HUBER and the callers' WANT_V are constants after
+ * inlining, so each loop is the one a person would write for its stencil. */
+/* CALL(H, V) with the flags HUBER and WANT_V as constants */
+#define HAND_SEL(HUBER, WANT_V, CALL) ((HUBER) ? ((WANT_V) ? CALL(1, 1) : CALL(1, 0)) : ((WANT_V) ? CALL(0, 1) : CALL(0, 0)))
+typedef struct { float q, v; } HandTvq; /* a point's factor q and value v */
+static inline HandTvq hand_tvq(const int huber, float sq, float p)
+{
+    if (!huber) {
+        const float s = sqrtf(p + sq);
+        return (HandTvq){1.0f / s, s};
+    }
+    /* the value without a branch: min(r, delta)^2 / (2 delta) + max(r - delta, 0), the
+     * minimum and maximum as selects (vminps, vmaxps; fminf and fmaxf are calls) */
+    const float r = sqrtf(sq), lo = r < p ? r : p, hi = r > p ? r : p;
+    return (HandTvq){1.0f / hi, lo * lo * (0.5f / p) + (hi - p)};
+}
+
 /* v of row j (partials along y) into v[0..nx): the row below's, recomputed
  * at the first row of a thread's block */
 static inline void hand_tv2_vrow(size_t nx, size_t ny, size_t j, const float *restrict x, float wx, float wy,
-                                 float eps, float *restrict v)
+                                 float p, float *restrict v, const int huber)
 {
     const float *r = x + nx * j, *up = j + 1 < ny ? r + nx : r;
 #pragma omp simd
     for (size_t i = 0; i < nx - 1; ++i) {
         float a = r[i + 1] - r[i], b = up[i] - r[i];
-        v[i] = wy * b / sqrtf(eps + wx * a * a + wy * b * b);
+        v[i] = wy * b * hand_tvq(huber, wx * a * a + wy * b * b, p).q;
     }
     float b = up[nx - 1] - r[nx - 1];
-    v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
+    v[nx - 1] = wy * b * hand_tvq(huber, wy * b * b, p).q;
 }
 
-/* Rows in strips of 512 points: the strip's u (with the point before it)
- * stays in L1, v of this row and the row below in two row buffers; each
- * point's square root once. */
+/* one strip's partials u (from u[1]) and v for points [I0, I0 + LIN) of
+ * row r (up: the row above), its values' sum with WANT_V.  Called with
+ * constant HUBER and WANT_V, each form its own vector loop (OpenMP's
+ * outlined body gets the caller's flags as variables) */
+static inline float hand_tv2_strip(const float *restrict r, const float *restrict up, size_t i0, size_t lin, float wx,
+                                   float wy, float p, float *restrict u, float *restrict v, const int huber,
+                                   const int want_v)
+{
+    float acc = 0;
+#pragma omp simd reduction(+ : acc)
+    for (size_t ii = 0; ii < lin; ++ii) {
+        size_t i = i0 + ii;
+        float a = r[i + 1] - r[i], b = up[i] - r[i];
+        const HandTvq t = hand_tvq(huber, wx * a * a + wy * b * b, p);
+        u[ii + 1] = wx * a * t.q;
+        v[i] = wy * b * t.q;
+        if (want_v) acc += t.v;
+    }
+    return acc;
+}
+
+/* 2D: rows in strips of 512 points: the strip's u (with the point before
+ * it) stays in L1, v of this row and the row below in two row buffers;
+ * each point's square root once; with WANT_V the value summed in the same
+ * pass (float lanes over a strip, each strip's sum added in double) */
 #define HAND_STRIP 512
-static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps, float *restrict g)
+static inline double hand_tv2_gv(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float p,
+                                 float *restrict g, const int huber, const int want_v)
 {
     const int nt = hand_nt(nx * ny);
-#pragma omp parallel
+    double val = 0;
+#pragma omp parallel reduction(+ : val)
     {
         float *vbuf = malloc(sizeof(float) * 2 * nx), *v = vbuf, *vp = vbuf + nx;
         float u[HAND_STRIP + 1];
@@ -350,28 +399,29 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
 #pragma omp for schedule(static)
         for (size_t j = 0; j < ny; ++j) {
             if (j == 0) memset(vp, 0, sizeof(float) * nx);
-            else if (j - 1 != jlast) hand_tv2_vrow(nx, ny, j - 1, x, wx, wy, eps, vp);
+            else if (j - 1 != jlast) {
+                if (huber) hand_tv2_vrow(nx, ny, j - 1, x, wx, wy, p, vp, 1);
+                else hand_tv2_vrow(nx, ny, j - 1, x, wx, wy, p, vp, 0);
+            }
             const float *r = x + nx * j, *up = j + 1 < ny ? r + nx : r;
             float *gr = g + nx * j, carry = 0;
             for (size_t i0 = 0; i0 < nx; i0 += HAND_STRIP) {
                 size_t len = nx - i0 < HAND_STRIP ? nx - i0 : HAND_STRIP;
                 size_t lin = i0 + len == nx ? len - 1 : len; /* the last column has no x difference */
                 u[0] = carry;
-#pragma omp simd
-                for (size_t ii = 0; ii < lin; ++ii) {
-                    size_t i = i0 + ii;
-                    float a = r[i + 1] - r[i], b = up[i] - r[i];
-                    float q = 1.0f / sqrtf(eps + wx * a * a + wy * b * b);
-                    u[ii + 1] = wx * a * q;
-                    v[i] = wy * b * q;
-                }
+#define HAND_TV2_STRIP(H, V) hand_tv2_strip(r, up, i0, lin, wx, wy, p, u, v, H, V)
+                float acc = HAND_SEL(huber, want_v, HAND_TV2_STRIP);
+#undef HAND_TV2_STRIP
                 if (lin < len) {
                     float b = up[nx - 1] - r[nx - 1];
+                    const HandTvq t = hand_tvq(huber, wy * b * b, p);
                     u[len] = 0;
-                    v[nx - 1] = wy * b / sqrtf(eps + wy * b * b);
+                    v[nx - 1] = wy * b * t.q;
+                    if (want_v) acc += t.v;
                 }
                 HAND_ROW_PF(nt, gr, i0, i0 + len, i, hand_ahead2d(up), nx, u[i - i0] - u[i - i0 + 1] + vp[i] - v[i]);
                 carry = u[len];
+                if (want_v) val += (double)acc;
             }
             float *t = vp; vp = v; v = t;
             jlast = j;
@@ -379,27 +429,32 @@ static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float w
         hand_fence();
         free(vbuf);
     }
+    return val;
+}
+static void hand_tv2_grad(size_t nx, size_t ny, const float *restrict x, float wx, float wy, float eps, float *restrict g)
+{
+    (void)hand_tv2_gv(nx, ny, x, wx, wy, eps, g, 0, 0);
 }
 
-/* ---- TV gradient, 3D: rows of a plane, the plane below's w kept ----
+/* ---- TV and Huber gradients, 3D: rows of a plane, the plane below's w kept ----
  * hand_tv3_row_v: row (j, k)'s partials u, v, w; with WANT_V (a constant
- * after inlining) also its value, sum of s = sqrt(eps + ...), in float
- * lanes (a line's point u in lane u), the row's sum in double: the fused
- * value_grad's row (hand_tv3_value_grad) */
+ * after inlining) also its value (hand_tvq's) in float lanes (a line's
+ * point u in lane u), the row's sum in double: the fused value_grad's row
+ * (hand_tv3_value_grad) */
 static inline double hand_tv3_row_v(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x,
-                                    float wx, float wy, float wz, float eps, float *restrict u, float *restrict v,
-                                    float *restrict w, const int want_v)
+                                    float wx, float wy, float wz, float p, float *restrict u, float *restrict v,
+                                    float *restrict w, const int huber, const int want_v)
 {
     const size_t P = nx * ny;
     const float *r = x + nx * j + P * k, *up = j + 1 < ny ? r + nx : r, *t = k + 1 < nz ? r + P : r;
-#define HAND_TV3_PART(i, ACC)                                                         \
-    do {                                                                              \
-        float a = r[i + 1] - r[i], b = up[i] - r[i], c = t[i] - r[i];                 \
-        float s = sqrtf(eps + wx * a * a + wy * b * b + wz * c * c), q = 1.0f / s;    \
-        u[i] = wx * a * q;                                                            \
-        v[i] = wy * b * q;                                                            \
-        w[i] = wz * c * q;                                                            \
-        if (want_v) ACC += s;                                                         \
+#define HAND_TV3_PART(i, ACC)                                                                   \
+    do {                                                                                        \
+        float a = r[i + 1] - r[i], b = up[i] - r[i], c = t[i] - r[i];                           \
+        const HandTvq h = hand_tvq(huber, wx * a * a + wy * b * b + wz * c * c, p);             \
+        u[i] = wx * a * h.q;                                                                    \
+        v[i] = wy * b * h.q;                                                                    \
+        w[i] = wz * c * h.q;                                                                    \
+        if (want_v) ACC += h.v;                                                                 \
     } while (0)
     float lane[16] = {0}, acc = 0;
     size_t i0 = 0; /* lines of 16 points, each after the prefetch of row (j + 1, k + 1)'s */
@@ -412,22 +467,17 @@ static inline double hand_tv3_row_v(size_t nx, size_t ny, size_t nz, size_t j, s
     for (size_t i = i0; i < nx - 1; ++i) HAND_TV3_PART(i, acc);
 #undef HAND_TV3_PART
     float b = up[nx - 1] - r[nx - 1], c = t[nx - 1] - r[nx - 1];
-    float s = sqrtf(eps + wy * b * b + wz * c * c), q = 1.0f / s;
+    const HandTvq h = hand_tvq(huber, wy * b * b + wz * c * c, p);
     u[nx - 1] = 0;
-    v[nx - 1] = wy * b * q;
-    w[nx - 1] = wz * c * q;
+    v[nx - 1] = wy * b * h.q;
+    w[nx - 1] = wz * c * h.q;
     if (!want_v) return 0;
     for (size_t l = 0; l < 16; ++l) acc += lane[l];
-    return (double)acc + (double)s;
-}
-static inline void hand_tv3_row(size_t nx, size_t ny, size_t nz, size_t j, size_t k, const float *restrict x, float wx,
-                                float wy, float wz, float eps, float *restrict u, float *restrict v, float *restrict w)
-{
-    (void)hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, w, 0);
+    return (double)acc + (double)h.v;
 }
 /* the gradient, and with WANT_V the value (the value_grad): returns it */
 static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
-                                 float eps, float *restrict g, const int want_v)
+                                 float p, float *restrict g, const int huber, const int want_v)
 {
     const size_t P = nx * ny;
     const int nt = hand_nt(P * nz);
@@ -445,12 +495,16 @@ static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *r
             if (k == 0) memset(wlo, 0, sizeof(float) * P);
             else if (k - 1 == klast) { float *t = wlo; wlo = wpl; wpl = t; }
             else /* a block's first plane: w of the plane below */
-                for (size_t j = 0; j < ny; ++j) hand_tv3_row(nx, ny, nz, j, k - 1, x, wx, wy, wz, eps, u, scratch, wlo + nx * j);
+                for (size_t j = 0; j < ny; ++j)
+                    (void)(huber ? hand_tv3_row_v(nx, ny, nz, j, k - 1, x, wx, wy, wz, p, u, scratch, wlo + nx * j, 1, 0)
+                                 : hand_tv3_row_v(nx, ny, nz, j, k - 1, x, wx, wy, wz, p, u, scratch, wlo + nx * j, 0, 0));
             klast = k;
             memset(vp, 0, sizeof(float) * nx);
             for (size_t j = 0; j < ny; ++j) {
                 float *wr = wpl + nx * j;
-                val += hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, eps, u, v, wr, want_v);
+#define HAND_TV3_ROW(H, V) hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, p, u, v, wr, H, V)
+                val += HAND_SEL(huber, want_v, HAND_TV3_ROW);
+#undef HAND_TV3_ROW
                 const float *wb = wlo + nx * j;
                 float *gr = g + nx * j + P * k;
                 HAND_ROW(nt, gr, 0, nx, i, nx, u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i]);
@@ -465,12 +519,19 @@ static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *r
 static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
                           float eps, float *restrict g)
 {
-    (void)hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 0);
+    (void)hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 0, 0);
 }
 static double hand_tv3_value_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
                                   float eps, float *restrict g)
 {
-    return hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 1);
+    return hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, eps, g, 0, 1);
+}
+/* Huber's gradient and value_grad, 2D (nz = 1) and 3D */
+static double hand_huber_gv(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
+                            float delta, float *restrict g, const int want_v)
+{
+    if (nz == 1) return want_v ? hand_tv2_gv(nx, ny, x, wx, wy, delta, g, 1, 1) : hand_tv2_gv(nx, ny, x, wx, wy, delta, g, 1, 0);
+    return want_v ? hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, delta, g, 1, 1) : hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, delta, g, 1, 0);
 }
 
 /* ---- the linear Tikhonov gradient (R = sum wx a^2 + wy b^2), 2D ---- */
@@ -635,6 +696,37 @@ static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *re
 #undef HAND_LAP_YZ
 }
 
+/* hand_lap_row's row of s L r with its value's share, the sum of the
+ * row's squares (t = s L r is the value's point term: value_grad), in
+ * float lanes (a line's point u in lane u), each line after hand_pf(PF) */
+static inline double hand_lap_row_v(size_t nx, const HandRows *R, float s, float *restrict o, const float *pf)
+{
+    const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
+#define HAND_LAP_T(i) (s * (r[i + 1] + r[i - 1] + ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i]))
+    float lane[16] = {0}, acc = 0;
+    o[0] = s * (r[1] + r[0] + ym[0] + yp[0] + zm[0] + zp[0] - 6 * r[0]);
+    o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + ym[nx - 1] + yp[nx - 1] + zm[nx - 1] + zp[nx - 1] - 6 * r[nx - 1]);
+    size_t i0 = 1;
+    for (; i0 + 16 <= nx - 1; i0 += 16) {
+        hand_pf(pf, i0);
+#pragma omp simd
+        for (size_t u = 0; u < 16; ++u) {
+            const float t = HAND_LAP_T(i0 + u);
+            o[i0 + u] = t;
+            lane[u] += t * t;
+        }
+    }
+#pragma omp simd reduction(+ : acc)
+    for (size_t i = i0; i < nx - 1; ++i) {
+        const float t = HAND_LAP_T(i);
+        o[i] = t;
+        acc += t * t;
+    }
+#undef HAND_LAP_T
+    for (size_t u = 0; u < 16; ++u) acc += lane[u];
+    return (double)acc + (double)(o[0] * o[0]) + (double)(o[nx - 1] * o[nx - 1]);
+}
+
 /* 2D: a thread's rows in order, t of rows j-1, j, j+1 in a ring of three */
 static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float w, float *restrict g)
 {
@@ -668,12 +760,14 @@ static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float 
 #ifndef HAND_LAP_RING
 #define HAND_LAP_RING ((size_t)1 << 20)
 #endif
-static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g)
+static inline double hand_lap3_gv(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g,
+                                  const int want_v)
 {
     const size_t P = nx * ny, ty = HAND_LAP_RING / (3 * sizeof(float) * nx);
     const size_t ntile = hand_tiles(ny, ty < 4 ? 2 : ty - 2);
     const int nt = hand_nt(P * nz);
-#pragma omp parallel
+    double val = 0;
+#pragma omp parallel reduction(+ : val)
     {
         const size_t rows = (ny + ntile - 1) / ntile + 2;
         float *rg = malloc(sizeof(float) * 3 * rows * nx);
@@ -685,7 +779,9 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
             for (size_t k = 0; k <= nz; ++k) {
                 for (size_t j = jl; j <= jh && k < nz; ++j) {
                     const HandRows R = hand_rows(x, nx, ny, nz, j, k);
-                    hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0, R.zp + nx);
+                    /* the value: each point's term once, from its own tile (the halo rows are the neighbours') */
+                    if (want_v && j >= j0 && j < j1) val += hand_lap_row_v(nx, &R, w, HAND_LAP_RP(k, j), R.zp + nx);
+                    else hand_lap_row(nx, &R, w, HAND_LAP_RP(k, j), 0, R.zp + nx);
                 }
                 if (k == 0) continue;
                 const size_t q = k - 1; /* the gradient's plane: t of planes q-1, q, q+1 are in the ring */
@@ -701,6 +797,16 @@ static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restric
         hand_fence();
         free(rg);
     }
+    return val;
+}
+static void hand_lap3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g)
+{
+    (void)hand_lap3_gv(nx, ny, nz, x, w, g, 0);
+}
+/* the value_grad: the gradient's loop, each ring row's squares summed as it is written */
+static double hand_lap3_value_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float w, float *restrict g)
+{
+    return hand_lap3_gv(nx, ny, nz, x, w, g, 1);
 }
 
 /* ---- Good's roughness gradient, 2D and 3D (nz = 1: 2D) ----

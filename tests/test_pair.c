@@ -3,9 +3,11 @@
  * (grad and value_grad, alpha/beta) against central differences of that
  * loop, in every boundary mode, on grids whose rows are long enough for the
  * rolling rows (several strips) and short enough for the end points to be a
- * large share.  The reference knows nothing of the generator. */
+ * large share.  The reference knows nothing of the generator.  Also the
+ * select of tests/stencils/sel.stn, whose branches' partials share factors. */
 #include "testutil.h"
 #include "pair.h"
+#include "sel.h"
 
 typedef struct { size_t n[3]; int D; } Grid;
 
@@ -364,21 +366,22 @@ END_TEST
 /* call_NAME(G, KIND, MODE, X, Y, V, ALPHA, BETA, GX, GY): reduction NAME
  * of pair.stn (one parameter, eps = PAIR_EPS): KIND 0 its value, 1 its
  * gradients, 2 both, 2D or 3D as G says */
-#define PAIR_CALLER(NAME)                                                                                              \
+#define STN_CALLER(STN, NAME)                                                                                          \
     static int call_##NAME(const Grid *G, int kind, int mode, const double *x, const double *y, double *v,          \
                            double alpha, double beta, double *gx, double *gy)                                        \
     {                                                                                                                \
         const size_t *n = G->n;                                                                                      \
         const double eps = PAIR_EPS;                                                                                 \
         if (G->D == 2) {                                                                                             \
-            if (kind == 0) return stenc_pair_##NAME##_value_2d_f64(n[0], n[1], mode, x, y, eps, v);                  \
-            if (kind == 1) return stenc_pair_##NAME##_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy); \
-            return stenc_pair_##NAME##_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);      \
+            if (kind == 0) return stenc_##STN##_##NAME##_value_2d_f64(n[0], n[1], mode, x, y, eps, v);               \
+            if (kind == 1) return stenc_##STN##_##NAME##_grad_2d_f64(n[0], n[1], mode, x, y, eps, alpha, beta, gx, gy); \
+            return stenc_##STN##_##NAME##_value_grad_2d_f64(n[0], n[1], mode, x, y, eps, v, alpha, beta, gx, gy);   \
         }                                                                                                            \
-        if (kind == 0) return stenc_pair_##NAME##_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);                \
-        if (kind == 1) return stenc_pair_##NAME##_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy); \
-        return stenc_pair_##NAME##_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy);    \
+        if (kind == 0) return stenc_##STN##_##NAME##_value_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v);             \
+        if (kind == 1) return stenc_##STN##_##NAME##_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, alpha, beta, gx, gy); \
+        return stenc_##STN##_##NAME##_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, eps, v, alpha, beta, gx, gy); \
     }
+#define PAIR_CALLER(NAME) STN_CALLER(pair, NAME)
 
 /* field: sum over the mode's points of (Lx[p+2ex] - Lx[p-ex])^2 +
  * (Lx[p+ey] - Lx[p-ey]) Sy[p] + Sy[p+ex+ey] x[p] [+ Lx[p+ez] Sy[p-ez]],
@@ -612,6 +615,37 @@ PAIR_CALLER(logtv)
 START_TEST(logtv_value_and_gradients) { check_reduction("logtv", call_logtv, ref_logtv, reach_grids, _i, 11800); }
 END_TEST
 
+/* sel's hub (tests/stencils/sel.stn): sum over the mode's points of h(q)
+ * + eps y[p], h(q) = q/2 for q <= 1, sqrt(q) - 1/2 above, q = (x[p+ex] -
+ * y[p])^2 + (x[p+ey] - x[p])^2 [+ (y[p+ez] - x[p])^2].  h is C1 at q = 1,
+ * so a central difference across it errs by about h, far inside the
+ * tolerance. */
+static double ref_hub(const Grid *G, const long *near, int mode, const double *x, const double *y)
+{
+    const Box B = ref_box(G, near, mode, (const long[3]){0, 0, 0}, (const long[3]){1, 1, 1}); /* every offset in [0, 1] */
+    double s = 0;
+    for (long k = B.lo[2]; k < B.hi[2]; ++k)
+        for (long j = B.lo[1]; j < B.hi[1]; ++j)
+            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
+                if (ref_far(G, near, mode, i, j, k)) continue;
+                const double x0 = ref_at(G, x, i, j, k, 0, 0, 0, mode), y0 = ref_at(G, y, i, j, k, 0, 0, 0, mode);
+                const double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - y0, b = ref_at(G, x, i, j, k, 0, 1, 0, mode) - x0;
+                double q = a * a + b * b;
+                if (G->D == 3) {
+                    const double c = ref_at(G, y, i, j, k, 0, 0, 1, mode) - x0;
+                    q += c * c;
+                }
+                s += (q <= 1 ? 0.5 * q : sqrt(q) - 0.5) + PAIR_EPS * y0;
+            }
+    return s;
+}
+
+STN_CALLER(sel, hub)
+
+/* hub (reach's grids; the data in [-1, 1] put q on both sides of 1) */
+START_TEST(hub_value_and_gradients) { check_reduction("hub", call_hub, ref_hub, reach_grids, _i, 12900); }
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pair");
@@ -625,6 +659,7 @@ int main(void)
     tcase_add_loop_test(tc, reach_value_and_gradients, 0, NREACH * 3);
     tcase_add_loop_test(tc, oneside_value_and_gradients, 0, NREACH * 3);
     tcase_add_loop_test(tc, logtv_value_and_gradients, 0, NREACH * 3);
+    tcase_add_loop_test(tc, hub_value_and_gradients, 0, NREACH * 3);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
