@@ -519,7 +519,20 @@ static Node *fold_coef(Node *c)
     return r;
 }
 
-static int is_costly_op(const Node *n) { return n->kind == E_DIV || n->kind == E_CALL; }
+static int is_costly_op(const Node *n)
+{
+    return n->kind == E_DIV || n->kind == E_CALL || (n->kind == E_SELECT && (ex_costly(n->a[1]) || ex_costly(n->a[2])));
+}
+
+/* c's numeric factor (folded; 1 when it has none) and the rest */
+static double coef_number(Node *c, Node **rest)
+{
+    Node *f = fold_coef(c);
+    *rest = f;
+    if (f->kind == E_NUM) return *rest = ex_num(1), f->num;
+    if (f->kind == E_MUL && f->a[0]->kind == E_NUM) return *rest = f->a[1], f->a[0]->num;
+    return 1;
+}
 
 static Node *share_post(Node *n, Node **a, const void *ctx)
 {
@@ -531,8 +544,19 @@ static Node *share_post(Node *n, Node **a, const void *ctx)
     const int d0 = o->kind == E_MUL && is_costly_op(o->a[0]); /* o->a[d0]: the cheap operand */
     if (t0 == t1) return ex_mul(a[0], a[1]);
     if (o->kind == E_POWI && o->op == 2) return ex_mul(ex_mul(fold_coef(c), o->a[0]), o->a[0]);
-    if (o->kind == E_MUL && d0 != is_costly_op(o->a[1]) && has_tap(o->a[0]) && has_tap(o->a[1]))
-        return ex_mul(ex_mul(fold_coef(c), o->a[d0]), o->a[!d0]); /* (c*cheap)*dear */
+    if (o->kind == E_MUL && d0 != is_costly_op(o->a[1]) && has_tap(o->a[0]) && has_tap(o->a[1])) {
+        /* (c*cheap)*dear; a number of c goes into a select's branches
+         * (Huber's 2*w*(d*s) as (w*d)*s2, s2 = select(small, 2*t, 1/r) for
+         * s = select(small, t, 0.5*(1/r)): w*d is the square's, s2 shared by
+         * every partial, the 2 and the 0.5 folded) */
+        Node *rest, *dear = o->a[!d0];
+        const double num = dear->kind == E_SELECT ? coef_number(c, &rest) : 1;
+        if (num != 1) {
+            Node *n = ex_num(num), *s = ex_select(dear->a[0], fold_coef(ex_mul(n, dear->a[1])), fold_coef(ex_mul(n, dear->a[2])));
+            return ex_mul(ex_mul(rest, o->a[d0]), s);
+        }
+        return ex_mul(ex_mul(fold_coef(c), o->a[d0]), dear);
+    }
     return ex_mul(a[0], a[1]);
 }
 
