@@ -60,6 +60,14 @@ TEST_REF static int ref_far(const Grid *G, const long *near, int mode, long i, l
     return 0;
 }
 
+/* a reference's loop over the points (i, j, k) of box B it sums: those
+ * near the point NEAR (ref_far), all of B without one */
+#define REF_POINTS(B)                                                                                                  \
+    for (long k = (B).lo[2]; k < (B).hi[2]; ++k)                                                                   \
+        for (long j = (B).lo[1]; j < (B).hi[1]; ++j)                                                               \
+            for (long i = (B).lo[0]; i < (B).hi[0]; ++i)                                                           \
+                if (!ref_far(G, near, mode, i, j, k))
+
 /* index of p + o along a dimension of n points under the mode; -1 when the
  * point is outside (valid mode never asks) */
 TEST_REF static long ref_map(long p, long o, long n, int mode)
@@ -86,19 +94,16 @@ static double ref_value(const Grid *G, const long *near, int mode, const double 
     /* the taps: x in [-1, 1], y in [-1 (3D) or 0, 1], z in [0, 1] */
     const Box B = ref_box(G, near, mode, (const long[3]){-1, G->D == 3 ? -1 : 0, 0}, (const long[3]){1, 1, 1});
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - ref_at(G, y, i, j, k, -1, 0, 0, mode);
-                double b = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, y, i, j, k, 0, 0, 0, mode);
-                double r = eps + a * a + b * b;
-                if (G->D == 3) {
-                    double c = ref_at(G, y, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, -1, 0, mode);
-                    r += c * c;
-                }
-                s += sqrt(r);
-            }
+    REF_POINTS(B) {
+        double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - ref_at(G, y, i, j, k, -1, 0, 0, mode);
+        double b = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, y, i, j, k, 0, 0, 0, mode);
+        double r = eps + a * a + b * b;
+        if (G->D == 3) {
+            double c = ref_at(G, y, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, -1, 0, mode);
+            r += c * c;
+        }
+        s += sqrt(r);
+    }
     return s;
 }
 
@@ -216,17 +221,14 @@ static double ref_quad(const Grid *G, const long *near, int mode, const double *
 {
     const Box B = ref_box(G, near, mode, (const long[3]){-1, -1, -1}, (const long[3]){1, 1, 1});
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - 2 * ref_at(G, x, i, j, k, 0, 0, 0, mode) +
-                                 ref_at(G, x, i, j, k, -1, 0, 0, mode);
-                double b = ref_at(G, y, i, j, k, 0, 1, 0, mode) - 2 * ref_at(G, y, i, j, k, 0, 0, 0, mode) +
-                           ref_at(G, y, i, j, k, 0, -1, 0, mode);
-                if (G->D == 3) b += ref_at(G, x, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
-                s += a * a + 3 * b * b;
-            }
+    REF_POINTS(B) {
+        const double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - 2 * ref_at(G, x, i, j, k, 0, 0, 0, mode) +
+                         ref_at(G, x, i, j, k, -1, 0, 0, mode);
+        double b = ref_at(G, y, i, j, k, 0, 1, 0, mode) - 2 * ref_at(G, y, i, j, k, 0, 0, 0, mode) +
+                   ref_at(G, y, i, j, k, 0, -1, 0, mode);
+        if (G->D == 3) b += ref_at(G, x, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
+        s += a * a + 3 * b * b;
+    }
     return s;
 }
 
@@ -287,20 +289,17 @@ static double ref_cheap(const Grid *G, const long *near, int mode, const double 
     /* the taps: x in [0, +2], y in [-1, +1], z in [-1, +2] */
     const Box B = ref_box(G, near, mode, (const long[3]){0, -1, -1}, (const long[3]){2, 1, 2});
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double xp = ref_at(G, x, i, j, k, 0, 0, 0, mode);
-                const double a = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, x, i, j, k, 0, -1, 0, mode);
-                const double b = ref_at(G, y, i, j, k, 2, 0, 0, mode) - xp;
-                s += a * a + 2 * b * b;
-                if (G->D == 3) {
-                    const double c = ref_at(G, y, i, j, k, 0, 0, 2, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
-                    const double e = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, y, i, j, k, 0, 0, 0, mode);
-                    s += c * c + e * e;
-                }
-            }
+    REF_POINTS(B) {
+        const double xp = ref_at(G, x, i, j, k, 0, 0, 0, mode);
+        const double a = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, x, i, j, k, 0, -1, 0, mode);
+        const double b = ref_at(G, y, i, j, k, 2, 0, 0, mode) - xp;
+        s += a * a + 2 * b * b;
+        if (G->D == 3) {
+            const double c = ref_at(G, y, i, j, k, 0, 0, 2, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
+            const double e = ref_at(G, x, i, j, k, 0, 1, 0, mode) - ref_at(G, y, i, j, k, 0, 0, 0, mode);
+            s += c * c + e * e;
+        }
+    }
     return s;
 }
 
@@ -395,16 +394,13 @@ static double ref_field_sum(const Grid *G, const long *near, int mode, const dou
 #define REF_L(oi, oj, ok) log(eps + ref_at(G, x, i, j, k, oi, oj, ok, mode) * ref_at(G, x, i, j, k, oi, oj, ok, mode))
 #define REF_S(oi, oj, ok) sqrt(eps + ref_at(G, y, i, j, k, oi, oj, ok, mode) * ref_at(G, y, i, j, k, oi, oj, ok, mode))
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double a = REF_L(2, 0, 0) - REF_L(-1, 0, 0);
-                double t[3] = {a * a, (REF_L(0, 1, 0) - REF_L(0, -1, 0)) * REF_S(0, 0, 0),
-                               REF_S(1, 1, 0) * ref_at(G, x, i, j, k, 0, 0, 0, mode)};
-                if (G->D == 3) t[2] += REF_L(0, 0, 1) * REF_S(0, 0, -1);
-                for (int u = 0; u < 3; ++u) s += abs_terms ? fabs(t[u]) : t[u];
-            }
+    REF_POINTS(B) {
+        const double a = REF_L(2, 0, 0) - REF_L(-1, 0, 0);
+        double t[3] = {a * a, (REF_L(0, 1, 0) - REF_L(0, -1, 0)) * REF_S(0, 0, 0),
+                       REF_S(1, 1, 0) * ref_at(G, x, i, j, k, 0, 0, 0, mode)};
+        if (G->D == 3) t[2] += REF_L(0, 0, 1) * REF_S(0, 0, -1);
+        for (int u = 0; u < 3; ++u) s += abs_terms ? fabs(t[u]) : t[u];
+    }
 #undef REF_L
 #undef REF_S
     return s;
@@ -506,16 +502,13 @@ static double ref_reach(const Grid *G, const long *near, int mode, const double 
     /* the taps: y in [-2, 1]; x in [0, 2] (2D) or z in [0, 2] (3D) */
     const Box B = ref_box(G, near, mode, (const long[3]){0, -2, 0}, (const long[3]){G->D == 3 ? 0 : 2, 1, 2});
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double a = ref_at(G, x, i, j, k, 0, -2, 0, mode), b = ref_at(G, y, i, j, k, 0, 0, 0, mode);
-                const double c = ref_at(G, y, i, j, k, 0, 1, 0, mode);
-                const double e = G->D == 3 ? ref_at(G, x, i, j, k, 0, 0, 2, mode) : ref_at(G, x, i, j, k, 2, 0, 0, mode);
-                const double t = sqrt(eps + a * a) - sqrt(eps + b * b);
-                s += t * t + 1 / ((eps + c * c) * (eps + e * e));
-            }
+    REF_POINTS(B) {
+        const double a = ref_at(G, x, i, j, k, 0, -2, 0, mode), b = ref_at(G, y, i, j, k, 0, 0, 0, mode);
+        const double c = ref_at(G, y, i, j, k, 0, 1, 0, mode);
+        const double e = G->D == 3 ? ref_at(G, x, i, j, k, 0, 0, 2, mode) : ref_at(G, x, i, j, k, 2, 0, 0, mode);
+        const double t = sqrt(eps + a * a) - sqrt(eps + b * b);
+        s += t * t + 1 / ((eps + c * c) * (eps + e * e));
+    }
     return s;
 }
 
@@ -567,13 +560,10 @@ static double ref_oneside(const Grid *G, const long *near, int mode, const doubl
     const Box B = ref_box(G, near, mode, (const long[3]){0, -2, -2}, (const long[3]){2, 0, 0});
     const long z2 = G->D == 3 ? -2 : 0, z1 = G->D == 3 ? -1 : 0;
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double a = ref_at(G, x, i, j, k, 1, -1, 0, mode) - ref_at(G, y, i, j, k, 2, 0, z2, mode);
-                s += sqrt(eps + a * a) + ref_at(G, x, i, j, k, 2, -2, z1, mode) * ref_at(G, y, i, j, k, 1, -1, 0, mode);
-            }
+    REF_POINTS(B) {
+        const double a = ref_at(G, x, i, j, k, 1, -1, 0, mode) - ref_at(G, y, i, j, k, 2, 0, z2, mode);
+        s += sqrt(eps + a * a) + ref_at(G, x, i, j, k, 2, -2, z1, mode) * ref_at(G, y, i, j, k, 1, -1, 0, mode);
+    }
     return s;
 }
 
@@ -590,20 +580,17 @@ static double ref_logtv(const Grid *G, const long *near, int mode, const double 
     const double eps = PAIR_EPS;
     const Box B = ref_box(G, near, mode, (const long[3]){0, 0, 0}, (const long[3]){1, 1, 1}); /* every offset in [0, 1] */
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double x0 = ref_at(G, x, i, j, k, 0, 0, 0, mode), l0 = log(eps + x0 * x0);
-                double q = eps;
-                for (int d = 0; d < G->D; ++d) {
-                    const double xd = ref_at(G, x, i, j, k, d == 0, d == 1, d == 2, mode);
-                    const double t = log(eps + xd * xd) - l0;
-                    q += t * t;
-                }
-                const double y0 = ref_at(G, y, i, j, k, 0, 0, 0, mode);
-                s += sqrt(q) * (1 + y0 * y0);
-            }
+    REF_POINTS(B) {
+        const double x0 = ref_at(G, x, i, j, k, 0, 0, 0, mode), l0 = log(eps + x0 * x0);
+        double q = eps;
+        for (int d = 0; d < G->D; ++d) {
+            const double xd = ref_at(G, x, i, j, k, d == 0, d == 1, d == 2, mode);
+            const double t = log(eps + xd * xd) - l0;
+            q += t * t;
+        }
+        const double y0 = ref_at(G, y, i, j, k, 0, 0, 0, mode);
+        s += sqrt(q) * (1 + y0 * y0);
+    }
     return s;
 }
 
@@ -624,19 +611,16 @@ static double ref_hub(const Grid *G, const long *near, int mode, const double *x
 {
     const Box B = ref_box(G, near, mode, (const long[3]){0, 0, 0}, (const long[3]){1, 1, 1}); /* every offset in [0, 1] */
     double s = 0;
-    for (long k = B.lo[2]; k < B.hi[2]; ++k)
-        for (long j = B.lo[1]; j < B.hi[1]; ++j)
-            for (long i = B.lo[0]; i < B.hi[0]; ++i) {
-                if (ref_far(G, near, mode, i, j, k)) continue;
-                const double x0 = ref_at(G, x, i, j, k, 0, 0, 0, mode), y0 = ref_at(G, y, i, j, k, 0, 0, 0, mode);
-                const double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - y0, b = ref_at(G, x, i, j, k, 0, 1, 0, mode) - x0;
-                double q = a * a + b * b;
-                if (G->D == 3) {
-                    const double c = ref_at(G, y, i, j, k, 0, 0, 1, mode) - x0;
-                    q += c * c;
-                }
-                s += (q <= 1 ? 0.5 * q : sqrt(q) - 0.5) + PAIR_EPS * y0;
-            }
+    REF_POINTS(B) {
+        const double x0 = ref_at(G, x, i, j, k, 0, 0, 0, mode), y0 = ref_at(G, y, i, j, k, 0, 0, 0, mode);
+        const double a = ref_at(G, x, i, j, k, 1, 0, 0, mode) - y0, b = ref_at(G, x, i, j, k, 0, 1, 0, mode) - x0;
+        double q = a * a + b * b;
+        if (G->D == 3) {
+            const double c = ref_at(G, y, i, j, k, 0, 0, 1, mode) - x0;
+            q += c * c;
+        }
+        s += (q <= 1 ? 0.5 * q : sqrt(q) - 0.5) + PAIR_EPS * y0;
+    }
     return s;
 }
 
