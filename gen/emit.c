@@ -1547,6 +1547,40 @@ static int roll_counts(const Roll *R, int lag, int value)
     return R->vdiag && lag == 0 && !value;
 }
 
+/* Whether a 3D value_grad's newest-row ENDS function counts its points'
+ * values (st_ec set where it did, print_roll_newest_ends): where the
+ * newest row is the row itself (miny = minz = 0) and the value comes from
+ * the mapped helper, the ENDS points [st_dlo0, st_ia - maxx) and
+ * [st_ib - minx, st_dhi0) are row ends whose values the ends block
+ * (print_roll_ends) would otherwise compute again, each with its own
+ * square root: TV's last point in Neumann mode (perf/NOTES.md section 62) */
+static int roll_ends_count(const Roll *R, const RollIn *in)
+{
+    return in->want_v && !R->vdiag && !R->plane && in->P->s->dims == 3 && R->miny == 0 && R->minz == 0 &&
+           R->vslot < 0 && !R->vfrom && R->minx <= 0 && R->maxx >= 0;
+}
+
+/* whether lag LAG's function of the kind (VALUE, ENDS) takes lanes to count into */
+static int roll_takes_counts(const Roll *R, const RollIn *in, int lag, int value, int ends)
+{
+    return roll_counts(R, lag, value) || (ends && lag == 0 && roll_ends_count(R, in));
+}
+
+/* The ends block's condition that row point i's value is not counted yet
+ * ("" where nothing else counts row ends).  Where roll_ends_count, the
+ * newest row's ENDS function counted its points (st_ec), and the row's
+ * first strip the points its value function computes before the strip,
+ * [st_ia - maxx, st_ia) (its st_va; st_ev where it ran,
+ * print_roll_newest_strip): TV's first point, whose partials it computes
+ * anyway.  The ends block then adds the values of a mapped row's ends
+ * only. */
+static void print_ends_uncounted(FILE *f, const Roll *R, const RollIn *in, const char *pre)
+{
+    if (roll_ends_count(R, in))
+        fprintf(f, "%s!(st_ec && (i < st_ia%+ld || i >= st_ib%+ld)) && !(st_ev && i >= st_ia%+ld && i < st_ia)", pre,
+                -R->maxx, -R->minx, -R->maxx);
+}
+
 /* Whether lag LAG's row function computes its row's x ends too, by a call
  * of the ENDS function at its end: where only the catchup calls it (plane
  * order, or the lagged planes), whole rows at a time; in row order the
@@ -1563,7 +1597,7 @@ static int roll_merged_ends(const Roll *R, int lag)
  * the strip slots' row and first R point, print_strip_row).  An ENDS
  * function that a MERGED one calls is inline. */
 static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts, int merged,
-                             int so)
+                             int so, int va)
 {
     fprintf(f, "stn_c_only([[static %s void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
                "ptrdiff_t st_jq, ptrdiff_t st_kq", ends && merged ? "inline" : "STENC_NOINLINE", in->fn, lag,
@@ -1571,7 +1605,8 @@ static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int 
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s%s)\n{\n    (void)st_jq; (void)st_kq; (void)st_tyr; (void)st_jt;",
             ends || merged ? ", int mode, ptrdiff_t st_dlo, ptrdiff_t st_dhi" : "", vsum ? ", int st_vr" : "",
-            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" : "",
+            value || counts ? ", double *stn_restrict st_dl" : "", counts && !ends ? ", ptrdiff_t st_sa, ptrdiff_t st_sb" :
+                                                                   va ? ", ptrdiff_t st_va" : "",
             so ? ", ptrdiff_t st_so" : "");
     if (ends) fprintf(f, " (void)mode;"); /* no mapped x read when a lag's slots read no x offset */
     print_roll_input_setup(f, in);
@@ -1621,9 +1656,10 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     memcpy(names, in->P->E.names, (size_t)base * sizeof names[0]);
     for (int r = 0; fields && r < R->F.nrow; ++r) snprintf(rown[r], sizeof rown[r], "st_fr%d", r), names[base + r] = rown[r];
     PrintCtx pc = {in->P->es, ends ? TAP_MAPPED_X : TAP_DIRECT, names, vars, NULL, fields ? base : 0};
-    const int vsum = roll_sums_value(R, in, lag, value, ends), counts = roll_counts(R, lag, value);
+    const int vsum = roll_sums_value(R, in, lag, value, ends), counts = roll_takes_counts(R, in, lag, value, ends);
     const int merged = !value && roll_merged_ends(R, lag);
-    roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends);
+    const int va = value && roll_ends_count(R, in); /* the first counted point from the caller (print_ends_uncounted) */
+    roll_helper_head(f, in, lag, value, ends, vsum, counts, merged, R->nstrip && !ends, va);
     if (fields) print_roll_fields(f, R, in, names);
     Node *roots[MAXTAP + 1];
     char fmb[MAXTAP + 1][64], lv[48], vsb[3][160];
@@ -1664,7 +1700,9 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     /* the newest row's function reads rows no other has read: prefetched */
     char *pf = lag == 0 ? prefetch_next_row(in->P, "st_jq", "st_kq", 0) : NULL;
     if (counts || value || vsum) { /* the whole range, its values counted in [st_sa, st_sb) */
-        if (value || vsum) /* its own points; the vectors start at st_xa, as the gradient's do */
+        if (va) /* from st_va: a row's first strip counts the row's first points too (print_ends_uncounted) */
+            fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_va, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n", R->minx);
+        else if (value || vsum) /* its own points; the vectors start at st_xa, as the gradient's do */
             fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_xa%+ld, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n",
                     R->maxx, R->minx);
         if (vsum) fprintf(f, "    double st_dl[STENC_VLB / sizeof(stn_real)] = {0};\n");
@@ -1772,7 +1810,9 @@ static void roll_call_so(FILE *f, const Roll *R, const RollIn *in, int lag, int 
     print_roll_inputs(f, in, IN_ARGS);
     fprintf(f, ", st_rb, st_rw, st_tyr, st_jt%s%s%s%s", ends || merged ? ", st_mode, st_dlo0, st_dhi0" : "", vsum ? ", " : "",
             vsum ? vr : "", value ? ", st_dl" : "");
-    if (roll_counts(R, lag, value)) fprintf(f, ", %s", cnt ? cnt : ends ? "st_dz" : "st_dz, 0, 0");
+    if (roll_takes_counts(R, in, lag, value, ends)) fprintf(f, ", %s", cnt ? cnt : ends ? "st_dz" : "st_dz, 0, 0");
+    if (value && roll_ends_count(R, in)) /* print_ends_uncounted */
+        fprintf(f, ", st_i0 == st_ia ? stenc_imax(st_i0%+ld, st_dlo0) : st_i0", -R->maxx);
     if (R->nstrip && !ends) fprintf(f, ", %s", so);
     fprintf(f, ");\n");
 }
@@ -2174,7 +2214,9 @@ static void print_roll_ends(FILE *f, const Roll *R, const RollIn *in)
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
     if (in->want_v && !R->vdiag) { /* vdiag: the newest row's ends counted them */
-        fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0)\n");
+        fprintf(f, "                if (i >= st_dlo0 && i < st_dhi0");
+        print_ends_uncounted(f, R, in, " && ");
+        fprintf(f, ")\n");
         print_end_value(f, R, in);
     }
     for (int arr = 0; arr < N; ++arr) {
@@ -2760,9 +2802,11 @@ static void print_roll_newest_strip(FILE *f, const Roll *R, const RollIn *in, in
             print_border_value(f, in->P->s, in->P->es, &in->P->E, &in->P->rv);
             fprintf(f, "                }\n");
         }
-        fprintf(f, "                } else\n");
+        fprintf(f, "                } else%s\n", vg && roll_ends_count(R, in) ? " {" : "");
     }
     roll_call_so(f, R, in, 0, vg, 0, xa, xb, first, NULL, R->ext ? "                    " : "                ", "st_so");
+    if (vg && roll_ends_count(R, in)) /* its first strip counted the points before it (print_ends_uncounted) */
+        fprintf(f, "                    st_ev = 1;\n%s", R->ext ? "                }\n" : "");
     fprintf(f, "            }\n");
 }
 
@@ -2774,11 +2818,13 @@ static void print_roll_newest_ends(FILE *f, const Roll *R, const RollIn *in, con
     fprintf(f, "            {\n                const ptrdiff_t st_kq = %s%+ld, st_jq = j%+ld;\n", K, -R->minz, -R->miny);
     snprintf(xa, sizeof xa, "st_ia%+ld", -R->maxx);
     snprintf(xb, sizeof xb, "st_ib%+ld", -R->minx);
+    const int ec = roll_ends_count(R, in);
     if (R->ext) {
         print_mapped_cond(f, in, "                ", 1);
-        fprintf(f, "\n");
+        fprintf(f, "%s\n", ec ? " {" : "");
     }
-    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, NULL, R->ext ? "                    " : "                ");
+    roll_call(f, R, in, 0, 0, 1, xa, xb, NULL, ec ? "st_dl" : NULL, R->ext ? "                    " : "                ");
+    if (ec) fprintf(f, "                    st_ec = 1;\n%s", R->ext ? "                }\n" : "");
     fprintf(f, "            }\n");
 }
 
@@ -2857,6 +2903,8 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     const int D = in->P->s->dims, plane = R->plane;
     const char *K = D == 3 ? "k" : "0";
     fprintf(f, "{\n            stn_real *const st_rb = %s;\n", ring_base(R));
+    if (roll_ends_count(R, in)) /* the catchup's ENDS calls count into st_dz */
+        fprintf(f, "            double st_dz[1] = {0}; (void)st_dz;\n");
     /* a lagged slot's rows of a plane: from the tile's first row's lowest R row on */
     if (D == 3) fprintf(f, "            const ptrdiff_t st_jt = st_lo1 + st_t * st_ty%+ld;\n", -R->maxy);
     else fprintf(f, "            const ptrdiff_t st_jt = 0;\n");
@@ -2868,6 +2916,8 @@ static void print_roll_row(FILE *f, Roll *R, const RollIn *in, int vg, int gv)
     if (run) print_roll_strips(f, R, in, vg, gv, 1);
     if (D == 3) fprintf(f, "            for (ptrdiff_t st_jr = 0; st_jr < st_nr; ++st_jr) {\n"
                           "            const ptrdiff_t st_jl = j + st_jr;\n            {\n            const ptrdiff_t j = st_jl;\n");
+    if (roll_ends_count(R, in)) /* each row's: a run's rows may be plain or mapped (print_ends_uncounted) */
+        fprintf(f, "            int st_ec = 0, st_ev = 0;\n");
     if (run) print_roll_run_value(f, R, in, gv);
     else print_roll_strips(f, R, in, vg, gv, 0);
     /* whole rows (R->xrule) in row order: the newest row is not the row's
@@ -3444,7 +3494,13 @@ static void print_roll_end_point(FILE *f, const void *ctx, int mode, int right, 
             right ? 1 + e : e);
     point_index(f, in->P->es, in->P->s->arr[in->P->first_read].name, "st_q");
     fprintf(f, "\n");
-    if (in->want_v && !R->vdiag && end_has_value(ein, mode, right, e)) print_end_value(f, R, in);
+    if (in->want_v && !R->vdiag && end_has_value(ein, mode, right, e)) {
+        if (roll_ends_count(R, in)) {
+            print_ends_uncounted(f, R, in, "                if (");
+            fprintf(f, ")\n");
+        }
+        print_end_value(f, R, in);
+    }
     for (int a = 0; a < in->P->N; ++a) {
         if (!in->P->diff[a]) continue;
         fprintf(f, "                { stn_real st_gv = 0;");
