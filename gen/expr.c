@@ -524,14 +524,17 @@ static int is_costly_op(const Node *n)
     return n->kind == E_DIV || n->kind == E_CALL || (n->kind == E_SELECT && (ex_costly(n->a[1]) || ex_costly(n->a[2])));
 }
 
-/* c's numeric factor (folded; 1 when it has none) and the rest */
+/* c's numbers multiplied (1 when it has none) and the product of its other
+ * factors (*rest) */
 static double coef_number(Node *c, Node **rest)
 {
-    Node *f = fold_coef(c);
-    *rest = f;
-    if (f->kind == E_NUM) return *rest = ex_num(1), f->num;
-    if (f->kind == E_MUL && f->a[0]->kind == E_NUM) return *rest = f->a[1], f->a[0]->num;
-    return 1;
+    Node *f[FMAX];
+    int nf = 0;
+    double num = 1;
+    *rest = c;
+    if (!product_factors(c, &num, f, &nf)) return 1;
+    *rest = product_unused(f, (const int[FMAX]){0}, nf);
+    return num;
 }
 
 static Node *share_post(Node *n, Node **a, const void *ctx)
@@ -552,7 +555,7 @@ static Node *share_post(Node *n, Node **a, const void *ctx)
         Node *rest, *dear = o->a[!d0];
         const double num = dear->kind == E_SELECT ? coef_number(c, &rest) : 1;
         if (num != 1) {
-            Node *n = ex_num(num), *s = ex_select(dear->a[0], fold_coef(ex_mul(n, dear->a[1])), fold_coef(ex_mul(n, dear->a[2])));
+            Node *k = ex_num(num), *s = ex_select(dear->a[0], fold_coef(ex_mul(k, dear->a[1])), fold_coef(ex_mul(k, dear->a[2])));
             return ex_mul(ex_mul(rest, o->a[d0]), s);
         }
         return ex_mul(ex_mul(fold_coef(c), o->a[d0]), dear);
