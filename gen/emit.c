@@ -1701,7 +1701,8 @@ static void roll_helper(FILE *f, const Roll *R, const RollIn *in, int lag, int v
     char *pf = lag == 0 ? prefetch_next_row(in->P, "st_jq", "st_kq", 0) : NULL;
     if (counts || value || vsum) { /* the whole range, its values counted in [st_sa, st_sb) */
         if (va) /* from st_va: a row's first strip counts the row's first points too (print_ends_uncounted) */
-            fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_va, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n", R->minx);
+            fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_va, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n",
+                    R->minx);
         else if (value || vsum) /* its own points; the vectors start at st_xa, as the gradient's do */
             fprintf(f, "    const ptrdiff_t st_sa = stenc_imin(st_xa%+ld, st_xb), st_sb = stenc_imax(st_xb%+ld, st_sa);\n",
                     R->maxx, R->minx);

@@ -555,7 +555,8 @@ static Node *share_post(Node *n, Node **a, const void *ctx)
         Node *rest, *dear = o->a[!d0];
         const double num = dear->kind == E_SELECT ? coef_number(c, &rest) : 1;
         if (num != 1) {
-            Node *k = ex_num(num), *s = ex_select(dear->a[0], fold_coef(ex_mul(k, dear->a[1])), fold_coef(ex_mul(k, dear->a[2])));
+            Node *k = ex_num(num);
+            Node *s = ex_select(dear->a[0], fold_coef(ex_mul(k, dear->a[1])), fold_coef(ex_mul(k, dear->a[2])));
             return ex_mul(ex_mul(rest, o->a[d0]), s);
         }
         return ex_mul(ex_mul(fold_coef(c), o->a[d0]), dear);

@@ -328,10 +328,14 @@ static double hand_goods_value(size_t nx, size_t ny, size_t nz, const float *res
  * q = 1 / max(r, delta), the value r^2 / (2 delta) for r <= delta and
  * r - delta / 2 above (the derivative of either piece over r, times r's
  * w_d d_d / r; the value written without a branch, which GCC 12 leaves
- * scalar in a summing loop).  HUBER and the callers' WANT_V are constants after
- * inlining, so each loop is the one a person would write for its stencil. */
+ * scalar in a summing loop).  Each loop takes HUBER and WANT_V as
+ * constants, so it is the one a person would write for its stencil: the
+ * parallel regions pick the form per strip or row (HAND_SEL), because
+ * OpenMP outlines a region before GCC inlines the flags' constants into it
+ * (perf/NOTES.md section 62). */
 /* CALL(H, V) with the flags HUBER and WANT_V as constants */
-#define HAND_SEL(HUBER, WANT_V, CALL) ((HUBER) ? ((WANT_V) ? CALL(1, 1) : CALL(1, 0)) : ((WANT_V) ? CALL(0, 1) : CALL(0, 0)))
+#define HAND_SEL(HUBER, WANT_V, CALL) \
+    ((HUBER) ? ((WANT_V) ? CALL(1, 1) : CALL(1, 0)) : ((WANT_V) ? CALL(0, 1) : CALL(0, 0)))
 typedef struct { float q, v; } HandTvq; /* a point's factor q and value v */
 static inline HandTvq hand_tvq(const int huber, float sq, float p)
 {
@@ -482,6 +486,9 @@ static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *r
     const size_t P = nx * ny;
     const int nt = hand_nt(P * nz);
     double val = 0;
+/* row (j, k)'s partials (and value), row (j, k - 1)'s w: forms with constant flags */
+#define HAND_TV3_ROW(H, V) hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, p, u, v, wr, H, V)
+#define HAND_TV3_LOW(H, V) hand_tv3_row_v(nx, ny, nz, j, k - 1, x, wx, wy, wz, p, u, scratch, wlo + nx * j, H, V)
 #pragma omp parallel reduction(+ : val)
     {
         /* per thread: u, v of two rows, w of this plane and of the plane below */
@@ -495,16 +502,12 @@ static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *r
             if (k == 0) memset(wlo, 0, sizeof(float) * P);
             else if (k - 1 == klast) { float *t = wlo; wlo = wpl; wpl = t; }
             else /* a block's first plane: w of the plane below */
-                for (size_t j = 0; j < ny; ++j)
-                    (void)(huber ? hand_tv3_row_v(nx, ny, nz, j, k - 1, x, wx, wy, wz, p, u, scratch, wlo + nx * j, 1, 0)
-                                 : hand_tv3_row_v(nx, ny, nz, j, k - 1, x, wx, wy, wz, p, u, scratch, wlo + nx * j, 0, 0));
+                for (size_t j = 0; j < ny; ++j) (void)HAND_SEL(huber, 0, HAND_TV3_LOW);
             klast = k;
             memset(vp, 0, sizeof(float) * nx);
             for (size_t j = 0; j < ny; ++j) {
                 float *wr = wpl + nx * j;
-#define HAND_TV3_ROW(H, V) hand_tv3_row_v(nx, ny, nz, j, k, x, wx, wy, wz, p, u, v, wr, H, V)
                 val += HAND_SEL(huber, want_v, HAND_TV3_ROW);
-#undef HAND_TV3_ROW
                 const float *wb = wlo + nx * j;
                 float *gr = g + nx * j + P * k;
                 HAND_ROW(nt, gr, 0, nx, i, nx, u[i - 1] - u[i] + vp[i] - v[i] + wb[i] - wr[i]);
@@ -514,6 +517,8 @@ static inline double hand_tv3_gv(size_t nx, size_t ny, size_t nz, const float *r
         hand_fence();
         free(buf);
     }
+#undef HAND_TV3_ROW
+#undef HAND_TV3_LOW
     return val;
 }
 static void hand_tv3_grad(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
@@ -530,8 +535,10 @@ static double hand_tv3_value_grad(size_t nx, size_t ny, size_t nz, const float *
 static double hand_huber_gv(size_t nx, size_t ny, size_t nz, const float *restrict x, float wx, float wy, float wz,
                             float delta, float *restrict g, const int want_v)
 {
-    if (nz == 1) return want_v ? hand_tv2_gv(nx, ny, x, wx, wy, delta, g, 1, 1) : hand_tv2_gv(nx, ny, x, wx, wy, delta, g, 1, 0);
-    return want_v ? hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, delta, g, 1, 1) : hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, delta, g, 1, 0);
+    if (nz == 1)
+        return want_v ? hand_tv2_gv(nx, ny, x, wx, wy, delta, g, 1, 1) : hand_tv2_gv(nx, ny, x, wx, wy, delta, g, 1, 0);
+    return want_v ? hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, delta, g, 1, 1)
+                  : hand_tv3_gv(nx, ny, nz, x, wx, wy, wz, delta, g, 1, 0);
 }
 
 /* ---- the linear Tikhonov gradient (R = sum wx a^2 + wy b^2), 2D ---- */
