@@ -693,14 +693,15 @@ static double hand_tikg_value_grad(size_t nx, size_t ny, size_t nz, const float 
 
 /* one row of s L r (rows R around it, neighbours clamped at the edges)
  * into o; NT: o is the gradient, streamed where large (HAND_ROW) */
+/* s L r at point i of row r, its x neighbours at XM and XP (the point
+ * itself past an end) */
+#define HAND_LAP_PT(i, XM, XP) (s * (r[XP] + r[XM] + (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])))
 static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *restrict o, int nt, const float *pf)
 {
     const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
-#define HAND_LAP_YZ(i) (ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i])
-    o[0] = s * (r[1] + r[0] + HAND_LAP_YZ(0));
-    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx, s * (r[i + 1] + r[i - 1] + HAND_LAP_YZ(i)));
-    o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + HAND_LAP_YZ(nx - 1));
-#undef HAND_LAP_YZ
+    o[0] = HAND_LAP_PT(0, 0, 1);
+    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx, HAND_LAP_PT(i, i - 1, i + 1));
+    o[nx - 1] = HAND_LAP_PT(nx - 1, nx - 2, nx - 1);
 }
 
 /* hand_lap_row's row of s L r with its value's share, the sum of the
@@ -709,30 +710,29 @@ static inline void hand_lap_row(size_t nx, const HandRows *R, float s, float *re
 static inline double hand_lap_row_v(size_t nx, const HandRows *R, float s, float *restrict o, const float *pf)
 {
     const float *r = R->r, *ym = R->ym, *yp = R->yp, *zm = R->zm, *zp = R->zp;
-#define HAND_LAP_T(i) (s * (r[i + 1] + r[i - 1] + ym[i] + yp[i] + zm[i] + zp[i] - 6 * r[i]))
     float lane[16] = {0}, acc = 0;
-    o[0] = s * (r[1] + r[0] + ym[0] + yp[0] + zm[0] + zp[0] - 6 * r[0]);
-    o[nx - 1] = s * (r[nx - 1] + r[nx - 2] + ym[nx - 1] + yp[nx - 1] + zm[nx - 1] + zp[nx - 1] - 6 * r[nx - 1]);
+    o[0] = HAND_LAP_PT(0, 0, 1);
+    o[nx - 1] = HAND_LAP_PT(nx - 1, nx - 2, nx - 1);
     size_t i0 = 1;
     for (; i0 + 16 <= nx - 1; i0 += 16) {
         hand_pf(pf, i0);
 #pragma omp simd
         for (size_t u = 0; u < 16; ++u) {
-            const float t = HAND_LAP_T(i0 + u);
+            const float t = HAND_LAP_PT(i0 + u, i0 + u - 1, i0 + u + 1);
             o[i0 + u] = t;
             lane[u] += t * t;
         }
     }
 #pragma omp simd reduction(+ : acc)
     for (size_t i = i0; i < nx - 1; ++i) {
-        const float t = HAND_LAP_T(i);
+        const float t = HAND_LAP_PT(i, i - 1, i + 1);
         o[i] = t;
         acc += t * t;
     }
-#undef HAND_LAP_T
     for (size_t u = 0; u < 16; ++u) acc += lane[u];
     return (double)acc + (double)(o[0] * o[0]) + (double)(o[nx - 1] * o[nx - 1]);
 }
+#undef HAND_LAP_PT
 
 /* 2D: a thread's rows in order, t of rows j-1, j, j+1 in a ring of three */
 static void hand_lap2_grad(size_t nx, size_t ny, const float *restrict x, float w, float *restrict g)
