@@ -2577,8 +2577,11 @@ static int roll_own_newest(const Roll *R) { return R->miny == 0 && R->minz == 0;
 
 /* Whether an interior row runs whole in Neumann mode (print_roll_whole):
  * the border rule holds at the x faces too (RULE_XBIT) and the rows roll
- * by it; gradients only (a value_grad's value at the x ends and its value
- * slot are the ends' own), without point fields or strip slots (their rows
+ * by it; gradients, and value_grads whose values come from the ring's
+ * factors at the point (vfrom: the Laplacian's; the ring rows hold them
+ * over the whole row, and the strips' value loops then span it: elsewhere
+ * a value at the x ends and a value slot are the ends' own), without point
+ * fields or strip slots (their rows
  * use the padding or come in strips), and with the points past the ends
  * inside the padding.  In row order not where the newest row is the row's
  * own (forward differences: TV's family, Huber): its gather reads that
@@ -2591,7 +2594,7 @@ static int roll_own_newest(const Roll *R) { return R->miny == 0 && R->minz == 0;
  * at 128^3, 0.94-1.00x at 256^3-512^3).  perf/NOTES.md section 59. */
 static int roll_xrule(const RollIn *in, const Roll *R)
 {
-    return R->rule && in->P->xrule && R->ext && !in->want_v && R->F.n == 0 && !R->nstrip && !R->vdiag &&
+    return R->rule && in->P->xrule && R->ext && (!in->want_v || R->vfrom) && R->F.n == 0 && !R->nstrip && !R->vdiag &&
            R->maxx >= 0 && R->minx <= 0 && R->maxx - R->minx <= 8 && (R->plane || !roll_own_newest(R));
 }
 

@@ -558,13 +558,17 @@ STENC_HD ptrdiff_t stenc_fit_tile_rows(ptrdiff_t nx, ptrdiff_t nrows, ptrdiff_t 
 /* Whole rows (gen/emit.c roll_xrule): where a rolling 3D gradient's border
  * rule holds at the x faces too, 1 runs its interior rows in Neumann mode
  * whole, [0, st_n0) gathered as the interior, the ring rows padded past
- * their ends by the rule, no x ends point by point.  Off by default: the
- * Laplacian's gradient took 0.85-0.89 of its time at 128^3 (in cache) with
- * them, 0.92-0.99 at 256^3-512^3 when timed alone, but 1.05-1.09x there in
- * the full benchmark's process, between the other kernels (perf/NOTES.md
- * section 59).  The sanitizer build turns them on (GNUmakefile SAN_TILES). */
+ * their ends by the rule, no x ends point by point.  By default on in plane
+ * order and off in row order (the GNUmakefile's WHOLE_ROWS follows
+ * ROLL_PLANES).  In row order, on a Xeon and a Zen 4 core, the Laplacian's
+ * gradient took 0.85-0.89 of its time at 128^3 (in cache) with them, 0.92-0.99
+ * at 256^3-512^3 when timed alone, but 1.05-1.09x there in the full
+ * benchmark's process (perf/NOTES.md section 59).  In plane order, on a Zen 3
+ * core, two full 3D benchmarks each way put the Laplacian's gradient at
+ * 0.98-1.02 of its hand loop's time at 256^3-512^3 with them (1.01-1.16
+ * without), TV's and Huber's at 0.87-0.99 (0.96-1.08; section 63). */
 #ifndef STENC_WHOLE_ROWS
-#define STENC_WHOLE_ROWS 0
+#define STENC_WHOLE_ROWS STENC_ROLL_PLANES
 #endif
 
 /* The 3D C loops' step to the next row of the 2.5D order: row JJ of tile T
