@@ -2746,10 +2746,12 @@ static void print_roll_own_value(FILE *f, const Roll *R, const RollIn *in)
  * row's ends, the rule's (print_ring_pads).  The strips and the R points
  * they compute stay where the interior's were, the first strip reaching
  * down to 0 and the last up to st_n0.  The rows' x ends then cost a row
- * nothing apart.  Opt-in (runtime/stenc_inline.h STENC_WHOLE_ROWS): the
- * Laplacian's 3D gradient took 0.85-0.89 of its time at 128^3 with them,
- * but 1.05-1.09x at 256^3-512^3 in the full benchmark's process (0.92-0.99
- * alone in perf/ab.sh's; perf/NOTES.md section 59). */
+ * nothing apart.  With STENC_WHOLE_ROWS (runtime/stenc_inline.h), which
+ * the build sets in plane order only: in row order the Laplacian's 3D
+ * gradient took 0.85-0.89 of its time at 128^3 with them, but 1.05-1.09x
+ * at 256^3-512^3 in the full benchmark's process (0.92-0.99 alone in
+ * perf/ab.sh's; perf/NOTES.md section 59); in plane order 0.91-0.96 at
+ * 128^3-512^3, its value_grad's too (section 63). */
 static const char *strip_lo(const Roll *R) { return R->xrule ? "st_ga" : "st_ia"; }
 static void print_roll_whole(FILE *f)
 {
