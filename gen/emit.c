@@ -1595,13 +1595,15 @@ static int roll_merged_ends(const Roll *R, int lag)
  * its kind (ENDS, or MERGED: the mode and x domain; VSUM: st_vr; VALUE or
  * COUNTS: the lanes st_dl; COUNTS, not ENDS: the counted range; SO: st_so,
  * the strip slots' row and first R point, print_strip_row).  An ENDS
- * function that a MERGED one calls is inlined into it (its one caller:
- * STENC_INLINE_ENDS, m4/backend_c.m4). */
+ * function that a MERGED one calls, its one caller, is always inlined into
+ * it (STENC_HD, runtime/stenc_inline.h: GCC had left it a call of its own
+ * in the large units; the 3D Laplacian's gradient 0.91-0.95 of its time at
+ * 128^3 inlined, perf/NOTES.md section 63). */
 static void roll_helper_head(FILE *f, const RollIn *in, int lag, int value, int ends, int vsum, int counts, int merged,
                              int so, int va)
 {
-    fprintf(f, "stn_c_only([[static %s void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
-               "ptrdiff_t st_jq, ptrdiff_t st_kq", ends && merged ? "STENC_INLINE_ENDS" : "STENC_NOINLINE", in->fn, lag,
+    fprintf(f, "stn_c_only([[%s void %s_roll%d%s_[[]]stn_sfx[[]](ptrdiff_t st_xa, ptrdiff_t st_xb, "
+               "ptrdiff_t st_jq, ptrdiff_t st_kq", ends && merged ? "STENC_HD" : "static STENC_NOINLINE", in->fn, lag,
             value ? "v" : ends ? "e" : "");
     print_roll_inputs(f, in, IN_PARAMS);
     fprintf(f, ", stn_real *st_rb, ptrdiff_t st_rw, ptrdiff_t st_tyr, ptrdiff_t st_jt%s%s%s%s%s)\n{\n    (void)st_jq; (void)st_kq; (void)st_tyr; (void)st_jt;",
