@@ -13,6 +13,11 @@
 set -u
 cd "$(dirname "$0")/.."
 jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# the suites run side by side, each with its OpenMP threads: more threads than
+# cores, so a thread that spins at a barrier holds a core another suite
+# needs.  Waiting threads sleep instead (the sanitized suites' run took
+# 0.91-0.97 of its time, perf/NOTES.md section 64); the caller's setting wins.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stenc-tests.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
