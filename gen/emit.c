@@ -1298,12 +1298,14 @@ static char *prefetch_next_row(const RedPlan *P, const char *jv, const char *kv,
  * further, the row the next row's fills read first (0.91 of the time at
  * 512^3, perf/NOTES.md section 43).  With the gradient: the highest
  * offsets of the taps or of its gather form (minus the taps' lowest),
- * whichever is higher.  In 2D only for values of three rows or more and
- * gradients of two (two-row values took 0.93-1.04x the time with it, a
- * pointwise gradient 1.02-1.09x: section 52). */
+ * whichever is higher.  In 2D for the reductions that read two rows or
+ * more: a pointwise one reads one stream, which the hardware follows (the
+ * Tikhonov identity's gradient took 1.02-1.09x the time with it on a Zen 4
+ * core, section 52); the two-row values took 0.93-1.11x there and
+ * 0.75-0.95x on a Zen 3 core (section 65). */
 static char *reduce_prefetch(const RedPlan *P, int want_g)
 {
-    if (P->D == 2 && P->omax[1] - P->omin[1] < (want_g ? 1 : 2)) return strdup("");
+    if (P->D == 2 && P->omax[1] - P->omin[1] < 1) return strdup("");
     if (!want_g) return prefetch_next_row(P, "j", "k", P->F.n > 0);
     long up[3] = {0, 0, 0};
     for (int d = 1; d < P->D; ++d) up[d] = -P->omin[d] > P->omax[d] ? -P->omin[d] : P->omax[d];

@@ -22,6 +22,7 @@
  * Duel rows: pair,kernel,dims,nx,ny,nz,precision,median,q1,q3,pairs */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,17 +147,26 @@ static void duel(const DuelKey *k, const RoundItem *a, const RoundItem *b)
 /* ---------------- ceilings ---------------- */
 typedef struct { size_t n; float *a, *b; double *da, *db; int dbl; double sink; } Ceil;
 /* read-only sum over blocks of 2048 elements summed in the data's precision
- * T (vectorised, short dependency chains), blocks added in double */
+ * T, a line of 64 bytes at a time into vector lanes (short dependency
+ * chains), each line after a software prefetch of the line 512 bytes on,
+ * blocks added in double.  The prefetch made this sum 0.88-0.94 of the
+ * plain vector loop's time on the Zen 3 VM (256 and 1024 bytes ahead alike
+ * or worse; a copy gained nothing from it: perf/NOTES.md section 65), so the
+ * read ceiling is the prefetched loop */
 #define DEFINE_BLOCK_SUM(NAME, T)                                                                                       \
     static double NAME(const T *restrict a, size_t n)                                                                  \
     {                                                                                                                  \
+        enum { L = 64 / sizeof(T) };                                                                                   \
         const size_t B = 2048, nb = n / B;                                                                             \
         double s = 0;                                                                                                  \
         _Pragma("omp parallel for reduction(+:s) schedule(static)")                                                    \
         for (size_t b = 0; b < nb; ++b) {                                                                              \
-            T acc = 0;                                                                                                 \
-            _Pragma("omp simd reduction(+:acc)")                                                                       \
-            for (size_t i = b * B; i < b * B + B; ++i) acc += a[i];                                                    \
+            T lane[L] = {0}, acc = 0;                                                                                  \
+            for (size_t l = b * B; l < b * B + B; l += L) {                                                            \
+                __builtin_prefetch((const void *)((uintptr_t)(a + l) + 512));                                          \
+                _Pragma("omp simd") for (size_t q = 0; q < L; ++q) lane[q] += a[l + q];                                \
+            }                                                                                                          \
+            for (size_t q = 0; q < L; ++q) acc += lane[q];                                                             \
             s += acc;                                                                                                  \
         }                                                                                                              \
         for (size_t i = nb * B; i < n; ++i) s += a[i];                                                                 \

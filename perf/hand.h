@@ -33,6 +33,8 @@
  * next row reads first, HAND_PF_BYTES ahead, a line of 16 points at a
  * time: software prefetch, as stenc's 3D kernels do (section 42; the row
  * (j, k + 1) instead left the TV value at 1.4x stenc's time).
+ * The 2D TV values ask for row j + 1's line 2 KiB ahead (HAND_PF2D_BYTES
+ * past hand_pf's), as stenc's 2D values do (section 65).
  * They are checked against the stenc kernels in the same run (bench.c). */
 #ifndef STENC_PERF_HAND_H
 #define STENC_PERF_HAND_H
@@ -196,23 +198,31 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
 
 /* ---- TV value, 2D and 3D, float and double ----
  * HAND_TV_VALUES(SFX, T, SQRT): hand_tv2_value_SFX, hand_tv3_value_SFX for
- * element type T.  A row's partial sums are T in vector registers (omp
- * simd reduction; in 3D lane u of a line of 64 bytes takes point u of each
- * line), each row's sum added in double.  In double every sum is double,
+ * element type T.  A row's partial sums are T in vector registers (lane u
+ * of a line of 64 bytes takes point u of each line), each row's sum added
+ * in double.  In double every sum is double,
  * as stenc's f64 values are (perf/NOTES.md section 55) */
 #define HAND_TV_VALUES(SFX, T, SQRT)                                                                               \
     static double hand_tv2_value_##SFX(size_t nx, size_t ny, const T *restrict x, T wx, T wy, T eps)            \
     {                                                                                                           \
+        enum { L = 64 / sizeof(T) }; /* points a line */                                                        \
         double s = 0;                                                                                           \
         _Pragma("omp parallel for reduction(+ : s) schedule(static)")                                          \
         for (size_t j = 0; j < ny; ++j) {                                                                       \
             const T *r = x + nx * j, *u = j + 1 < ny ? r + nx : r; /* the last row's y differences are 0 */   \
-            T acc = 0;                                                                                          \
-            _Pragma("omp simd reduction(+ : acc)")                                                              \
-            for (size_t i = 0; i < nx - 1; ++i) {                                                               \
-                T a = r[i + 1] - r[i], b = u[i] - r[i];                                                         \
-                acc += SQRT(eps + wx * a * a + wy * b * b);                                                     \
+            /* lines, each after the prefetch of row j + 1's line 2 KiB on (as stenc's 2D values; 0.78-0.84 of \
+             * the time without it on the Zen 3 VM, perf/NOTES.md section 65), point q of each line in lane q  \
+             * (registers), the lanes summed at the row's end */                                                \
+            T acc = 0, lane[L] = {0};                                                                           \
+            size_t i0 = 0;                                                                                      \
+            for (; i0 + L <= nx - 1; i0 += L) {                                                                 \
+                hand_pf_bytes(u, sizeof(T) * i0 + HAND_PF2D_BYTES);                                             \
+                _Pragma("omp simd")                                                                             \
+                for (size_t q = 0; q < L; ++q) lane[q] += HAND_TV2_TERM(SQRT, i0 + q);                         \
             }                                                                                                   \
+            _Pragma("omp simd reduction(+ : acc)")                                                              \
+            for (size_t i = i0; i < nx - 1; ++i) acc += HAND_TV2_TERM(SQRT, i);                                 \
+            for (size_t q = 0; q < L; ++q) acc += lane[q];                                                      \
             T b = u[nx - 1] - r[nx - 1];                                                                        \
             s += (double)acc + (double)SQRT(eps + wy * b * b);                                                  \
         }                                                                                                       \
@@ -245,11 +255,13 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
             }                                                                                                   \
         return s;                                                                                               \
     }
+#define HAND_TV2_TERM(SQRT, i) SQRT(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]))
 #define HAND_TV3_TERM(SQRT, i)                                                                                     \
     SQRT(eps + wx * (r[i + 1] - r[i]) * (r[i + 1] - r[i]) + wy * (u[i] - r[i]) * (u[i] - r[i]) +                  \
          wz * (t[i] - r[i]) * (t[i] - r[i]))
 HAND_TV_VALUES(f32, float, sqrtf)
 HAND_TV_VALUES(f64, double, sqrt)
+#undef HAND_TV2_TERM
 #undef HAND_TV3_TERM
 #undef HAND_TV_VALUES
 
