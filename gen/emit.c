@@ -472,10 +472,72 @@ static char *update_box(const Stencil *s, const Kernel *k)
     return str_close(&box);
 }
 
-/* the job's bodies: inside, every statement; on the border, each statement
- * where the point lies in its own box; in 3D the CUDA interior with its
- * plane cache (*szd, *szb; NULL without one) */
-static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **sbd, char **szd, char **szb)
+/* The array an update streams where it is large (the whole 64-byte lines
+ * of its interior rows, backend_c.m4 stn_gtail_nt; stenc_nt_on): the
+ * array of a kernel of one statement that does not read it, without point
+ * fields; -1 for none.  Not read, it costs no read for ownership streamed
+ * (the hand diffusion 3D loop took 0.80-0.85 of its time at 256^3 and
+ * 512^3: perf/NOTES.md section 65), and a point computed twice (a row's
+ * last vector again) stores the same value. */
+static int update_streamed(const Kernel *k, const int *reads, int nfields)
+{
+    if (k->nst != 1 || nfields > 0) return -1;
+    return reads[k->st[0].arr] ? -1 : k->st[0].arr;
+}
+
+/* The streamed array's row pointer for the job (stn_j_ntrow): element i of
+ * it is the point the interior's iteration i writes */
+static char *update_ntrow(const Stencil *s, const Kernel *k)
+{
+    static const char *vars[3] = {"0", "j", "k"};
+    const PrintCtx pc = {s, TAP_DIRECT, NULL, vars, NULL, 0};
+    Str t;
+    str_open(&t);
+    fprintf(t.f, "&");
+    pr_tap_c(t.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
+    return str_close(&t);
+}
+
+static char *prefetch_arrays(int D, int n, const char *const *names, const int *reads, int none, const char *jv,
+                             const char *kv, long dy, long dz);
+
+/* A streamed update's prefetches (stn_j_pf): each array it reads, at the
+ * row its walk reads first, as a reduction's value asks (prefetch_next_row):
+ * the array's last tap in walk order (highest z, then y), a row on in 3D.
+ * With them the hand diffusion 3D loop that streams took 0.80-0.85 of its
+ * time at 512^3, without them 1.15 (perf/NOTES.md section 65) */
+static char *update_prefetch(const Stencil *s, const Kernel *k, const int *reads)
+{
+    Node *taps[MAXTAP];
+    const int D = s->dims, nt = ex_taps(k->st[0].rhs, -1, taps, MAXTAP);
+    const char *names[MAXARR];
+    for (int a = 0; a < s->narr; ++a) names[a] = s->arr[a].name;
+    Str t;
+    str_open(&t);
+    for (int a = 0; a < s->narr; ++a) {
+        long ly = 0, lz = 0;
+        int any = 0;
+        for (int q = 0; q < nt && q < MAXTAP; ++q) {
+            const Node *p = taps[q];
+            if (p->ref != a || p->idx[1].kind != IK_VAR || (D == 3 && p->idx[2].kind != IK_VAR)) continue;
+            const long dy = p->idx[1].c, dz = D == 3 ? p->idx[2].c : 0;
+            if (!any || dz > lz || (dz == lz && dy > ly)) ly = dy, lz = dz, any = 1;
+        }
+        int one[MAXARR] = {0};
+        one[a] = reads[a];
+        char *pa = prefetch_arrays(D, s->narr, names, one, !any, "j", "k", ly + (D == 3), lz);
+        fputs(pa, t.f);
+        free(pa);
+    }
+    return str_close(&t);
+}
+
+/* the job's bodies: inside, every statement (STREAMED >= 0: its store
+ * stn_ustore's, which a streamed line redirects); on the border, each
+ * statement where the point lies in its own box; in 3D the CUDA interior
+ * with its plane cache (*szd, *szb; NULL without one) */
+static void update_bodies(const Stencil *s, const Kernel *k, int streamed, char **sin, char **sbd, char **szd,
+                          char **szb)
 {
     PrintCtx pc = {s, TAP_DIRECT, NULL, NULL, NULL, 0};
     Str in, bd;
@@ -492,7 +554,17 @@ static void update_bodies(const Stencil *s, const Kernel *k, char **sin, char **
         fmt[i] = str_close(&lhs);
         roots[i] = st->rhs, written[i] = st->arr;
         fprintf(in.f, "{\n");
-        pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)fmt + i, "            ");
+        if (streamed >= 0) {
+            Str us;
+            str_open(&us);
+            fprintf(us.f, "{ const stn_real st_gv = %%s; stn_ustore([[");
+            pr_tap_c(us.f, &pc, ex_tap(st->arr, st->lhs));
+            fprintf(us.f, "]]) }");
+            char *ufmt = str_close(&us);
+            pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)&ufmt, "            ");
+            free(ufmt);
+        } else
+            pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)fmt + i, "            ");
         fprintf(in.f, "        }\n");
         fprintf(bd.f, "if (");
         for (int d = 0; d < s->dims; ++d) {
@@ -575,7 +647,9 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     kernel_usage(s, k, reads, writes, params);
     for (int a = 0; a < s->narr; ++a) used[a] = reads[a] || writes[a];
     FieldText ft;
-    if (update_fields(s, k, writes, &ft) < 0) return gen_error(s->file, k->line, "out of memory");
+    const int nfields = update_fields(s, k, writes, &ft);
+    if (nfields < 0) return gen_error(s->file, k->line, "out of memory");
+    const int streamed = update_streamed(k, reads, nfields);
     long minn[3];
     min_grid_kernel(s, k, used, minn);
     char base[160];
@@ -583,16 +657,23 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     char *sdoc = update_doc(s, k, used, minn), *sargs, *schk, *sset, *sin, *sbd, *szd, *szb;
     update_entry_text(s, reads, writes, params, used, minn, &sargs, &schk, &sset);
     char *sbox = update_box(s, k);
-    update_bodies(s, k, &sin, &sbd, &szd, &szb);
+    update_bodies(s, k, streamed, &sin, &sbd, &szd, &szb);
     entry_begin(out, base, "update", D);
     print_quoted(out, sdoc); fprintf(out, ",\n");
     entry_pieces(out, sargs, schk, sset);
     fprintf(out, ",\n[[");
     Node *rhs[MAXSTMT];
     for (int t = 0; t < k->nst; ++t) rhs[t] = k->st[t].rhs;
-    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size,
+    char *upf = streamed >= 0 ? update_prefetch(s, k, reads) : NULL;
+    const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, streamed >= 0 ? s->arr[streamed].name : "",
+                       upf ? upf : ft.pf, ft.decl, ft.rows, ft.body, ft.size,
                        ft.planes ? ft.planes : taps_planes(rhs, k->nst, s->narr, D)};
+    char *ntrow = streamed >= 0 ? update_ntrow(s, k) : NULL;
+    if (ntrow) fprintf(out, "m4_pushdef([[stn_j_ntrow]], [[%s]])", ntrow);
     job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
+    if (ntrow) fprintf(out, "m4_popdef([[stn_j_ntrow]])");
+    free(ntrow);
+    free(upf);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
     snprintf(what, sizeof what, "kernel '%s' of stencil '%s'", k->name, s->name);
@@ -1267,17 +1348,25 @@ static int reduce_planes(const RedPlan *P, int gather)
  * (Good's: its value 1.2x slower with it). */
 static char *prefetch_text(const RedPlan *P, const char *jv, const char *kv, long dy, long dz)
 {
+    return prefetch_arrays(P->D, P->N, P->E.names, P->reads, P->D == 2 && P->F.n > 0, jv, kv, dy, dz);
+}
+
+/* prefetch_text's statements for arrays 0 .. N - 1 of NAMES that READS
+ * marks (none with NONE), in D dimensions */
+static char *prefetch_arrays(int D, int n, const char *const *names, const int *reads, int none, const char *jv,
+                             const char *kv, long dy, long dz)
+{
     Str t;
     str_open(&t);
-    for (int a = 0; a < P->N; ++a) {
-        const char *n = P->E.names[a];
-        if (!P->reads[a] || (P->D == 2 && P->F.n > 0)) continue;
-        if (P->D == 3)
-            fprintf(t.f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*(%s + %ld + %s_s1*(%s + %ld)) + st_pi);", n, n, n, jv, dy, n,
+    for (int a = 0; a < n && !none; ++a) {
+        const char *m = names[a];
+        if (!reads[a]) continue;
+        if (D == 3)
+            fprintf(t.f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*(%s + %ld + %s_s1*(%s + %ld)) + st_pi);", m, m, m, jv, dy, m,
                     kv, dz);
         else
             fprintf(t.f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*(%s + %ld) + st_pi + (ptrdiff_t)(STENC_PF2D_BYTES / sizeof(*%s)));",
-                    n, n, n, jv, dy, n);
+                    m, m, m, jv, dy, m);
     }
     return str_close(&t);
 }

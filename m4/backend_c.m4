@@ -174,6 +174,11 @@ m4_define([[stn_gstore1]], [[$1[$2] = beta*$1[$2] + alpha*st_gv;]])
 # the store of a streamed line's point i: into the line's buffer st_l (the
 # line starts at point st_il), which stenc_nt_line then streams to G
 m4_define([[stn_gstore_line]], [[(void)$2; st_l[i - st_il] = alpha*st_gv;]])
+# an update's store of its point's value st_gv to LVALUE (gen/emit.c
+# update_bodies, where the update may stream); a streamed line's point i
+# goes into the line's buffer st_l instead (stn_nt_lines, stn_nt_edge)
+m4_define([[stn_ustore]], [[$1 = st_gv;]])
+m4_define([[stn_ustore_line]], [[st_l[i - st_il] = st_gv;]])
 # stn_unswitch(BETA, LOOP): with a gradient store (BETA = 1), LOOP twice, for
 # beta == 0 (stn_gstore0) and for beta != 0 (stn_gstore1: no select left for
 # GCC to convert).  Left to itself, GCC if-converts the store's
@@ -429,7 +434,7 @@ stn_vrow_plain([[st_ia]], [[st_ib]], [[$1]])            }
 # ([[stn_gtail]]; on Zen 4 with AVX-512 their epilogue measured no cost,
 # section 18; on Zen 3 with AVX2 the tail took the Tikhonov gradient 3D to
 # 0.95-0.96 of its time at 128^3, 0.98-0.99 at 256^3: section 35)
-m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1, 0)]])
+m4_define([[stn_tail_here]], [[m4_ifelse([[$2]], 1, [[stn_tailok]], [[$1]], 1, 1, stn_j_nt, [[]], 0, 1)]])
 # stn_gtail(INTERIOR): a gradient-only interior loop over whole vectors,
 # then its last partial vector as its last whole vector again (rows of at
 # least one vector; the points it writes twice get the same value); where
@@ -444,11 +449,16 @@ m4_define([[stn_gtail_plain]], [[            const ptrdiff_t st_vl = (ptrdiff_t)
             for (ptrdiff_t st_u = 0; st_u < st_vl; ++st_u) { const ptrdiff_t i = st_ib - st_vl + st_u; $1 }
             }
 ]])
-# Streamed gradient lines (stn_j_nt, the job's gradient array; empty: none)
+# Streamed lines (stn_j_nt, the job's gradient array or an update's array
+# it writes and does not read; empty: none), and an update's row pointer of
+# that array (stn_j_ntrow, element i the point its iteration i writes;
+# gen/emit.c update_ntrow; empty: the gradient's row j)
 m4_define([[stn_j_nt]], [[]])
-# stn_nt_here: 1 in the beta == 0 copy of a loop (stn_tailok) of a job
-# whose gradient may stream (stn_j_nt), where its streaming forms apply
-m4_define([[stn_nt_here]], [[m4_ifelse(stn_tailok[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, 1, 0)]])
+m4_define([[stn_j_ntrow]], [[]])
+# stn_nt_here: 1 where a job's streaming forms apply: the beta == 0 copy of
+# a loop (stn_tailok) of a job whose gradient may stream (stn_j_nt), and an
+# update's interior (no beta: stn_j_nt alone)
+m4_define([[stn_nt_here]], [[m4_ifelse(m4_ifelse(stn_j_beta, 1, stn_tailok, 1)[[]]m4_ifelse(stn_j_nt, [[]], 0, 1), 11, 1, 0)]])
 # stn_pf_at(POINT[, PF]): the prefetches PF (default the job's, stn_j_pf)
 # from point POINT of the row on, each a line of a block of an interior
 # loop; none without them
@@ -491,7 +501,7 @@ m4_define([[stn_nt_span]], [[            ptrdiff_t st_na = 0, st_nb = 0;
 # (stn_gstore_line), then POST, then the line streamed (stenc_nt_line)
 m4_define([[stn_nt_lines]], [[            for (ptrdiff_t st_il = $1; st_il < $2; st_il += st_ll) {
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
-$4m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$3[[]]m4_popdef([[stn_gstore]])m4_dnl
+$4m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))m4_pushdef([[stn_ustore]], m4_defn([[stn_ustore_line]]))$3[[]]m4_popdef([[stn_ustore]])m4_popdef([[stn_gstore]])m4_dnl
 $5            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
             }
 ]])
@@ -512,7 +522,7 @@ $5            stenc_nt_line_[[]]stn_sfx[[]](st_gr + st_il, st_l);
 m4_define([[stn_nt_edge]], [[            if ($1 < $2) {
             const ptrdiff_t st_il = $3;
             _Alignas(64) stn_real st_l[64 / sizeof(stn_real)];
-$5m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))$4[[]]m4_popdef([[stn_gstore]])m4_dnl
+$5m4_pushdef([[stn_gstore]], m4_defn([[stn_gstore_line]]))m4_pushdef([[stn_ustore]], m4_defn([[stn_ustore_line]]))$4[[]]m4_popdef([[stn_ustore]])m4_popdef([[stn_gstore]])m4_dnl
             stenc_few_[[]]stn_sfx[[]](st_gr + ($1), st_l + (($1) - st_il), ($2) - ($1));
 $6            }
 ]])
@@ -543,7 +553,7 @@ stn_nt_edge([[$1]], [[$2]], [[$3]], [[            #pragma omp simd
 # stn_gtail_nt(INTERIOR): stn_gtail where row j's gradient streams: the
 # points before its first whole line and after its last plainly
 # (stn_nt_edge), the lines streamed; else (no line) stn_gtail_plain
-m4_define([[stn_gtail_nt]], [[stn_nt_span(st_ia, st_ib)            if (st_na < st_nb) {
+m4_define([[stn_gtail_nt]], [[stn_nt_span(st_ia, st_ib, stn_j_ntrow)            if (st_na < st_nb) {
 m4_pushdef([[stn_gline]], [[            #pragma omp simd
             for (ptrdiff_t st_u = 0; st_u < st_ll; ++st_u) { const ptrdiff_t i = st_il + st_u; $1 }
 ]])stn_nt_edge([[st_ia]], [[st_ia + st_na]], [[st_ia]], m4_defn([[stn_gline]]))m4_dnl
@@ -734,6 +744,7 @@ stn_rowcall(stn_j_acc, m4_defn([[stn_j_interior]]), stn_j_beta, stn_j_mode)m4_dn
         }
 stn_lanes_close(stn_j_acc)m4_ifelse(stn_j_acc, 1, [[        st_part[st_c] = st_acc;
 ]])m4_ifelse(stn_j_beta, 1, [[        stenc_nt_fence();
+]], stn_j_nt, [[]], [[]], [[        stenc_nt_fence();
 ]])    }
 ]])
 
