@@ -331,7 +331,11 @@ m4_ifelse(stn_j_dims, 3, [[    for (size_t st_t = 0; st_t < (size_t)st_fthr; ++s
 # after a square root) cost as much.  Only where stn_tail_here allows it: a
 # store with beta != 0 must not run twice.  stn_vstrips_plain serves the f64
 # values too: its pieces' lanes are then double (stn_real), 16 of them two
-# vectors, and a block of 16 points two lines, each prefetched
+# vectors, and a block of 16 points two lines, each prefetched.  Its whole
+# pieces run in a loop of their own (stn_vpiece_whole), with no test of a
+# partial last vector: the lanes then stay in registers from piece to
+# piece (the 2D TV value 0.94-0.97 of its time, the same bits;
+# perf/NOTES.md section 65)
 m4_define([[stn_vlanes]], [[(ptrdiff_t)(STENC_VLB / sizeof(float))]])
 # stn_lanes_here(ACC): 1 where a chunk keeps double lanes: f32 sums, f64
 # values (no gradient: stn_j_beta 0), and the sums of rolling jobs in

@@ -328,6 +328,37 @@ static void run_mini(void *p)
     }
 }
 
+/* The diffusion step's yardstick (perf/hand.h hand_diffusion_step), f32,
+ * on the mini-app's arrays (a[1] T, a[2] Ci; its own output) and
+ * parameters (dt 0.1, the rest 1) */
+typedef struct { MCtx *mc; float *out; } HandDiff;
+static void run_hand_diff(void *p)
+{
+    HandDiff *h = p;
+    const MCtx *c = h->mc;
+    hand_diffusion_step(c->nx, c->ny, minis[c->which].dims == 3 ? c->nz : 1, h->out, c->a[1], c->a[2], 0.1f, 1, 1, 1, 1);
+}
+/* the hand step must write what stenc's wrote (a[0]) on the interior, to
+ * 1e-5 of the largest value; else the run stops */
+static void check_hand_diff(HandDiff *h)
+{
+    const MCtx *c = h->mc;
+    const size_t nz = minis[c->which].dims == 3 ? c->nz : 1, P = c->nx * c->ny;
+    run_mini((void *)c);
+    run_hand_diff(h);
+    const float *s = c->a[0];
+    double err = 0, big = 0;
+    for (size_t k = nz > 1; k < (nz > 1 ? nz - 1 : 1); ++k)
+        for (size_t j = 1; j + 1 < c->ny; ++j)
+            for (size_t i = 1; i + 1 < c->nx; ++i) {
+                const size_t q = i + c->nx * j + P * k;
+                err = fmax(err, fabs((double)s[q] - h->out[q]));
+                big = fmax(big, fabs((double)s[q]));
+            }
+    fprintf(stderr, "stenc-bench: hand-written diffusion step %dD agrees with stenc to %.1e\n", nz > 1 ? 3 : 2, err / big);
+    if (!(err <= 1e-5 * big)) { fprintf(stderr, "stenc-bench: the hand-written loop is wrong\n"); exit(1); }
+}
+
 /* the arrays; with STENC_BENCH_THP=1 aligned to 2 MiB and advised to be
  * backed by transparent huge pages (the same for every peer) */
 static void *xmalloc(size_t bytes)
@@ -472,6 +503,16 @@ int main(int argc, char **argv)
                 snprintf(name, sizeof name, "%s.%s", minis[w].stencil, minis[w].kernel);
                 double t = median_time(run_mini, &mc);
                 row(name, "forward", "stenc", D, nx, ny, nz, prec, t, minis[w].fwd_bytes * (double)(N * es), "copy", copy_gbs);
+                if (hand && !dbl && strcmp(minis[w].stencil, "diffusion") == 0) {
+                    HandDiff hd = {&mc, xmalloc(M * es)};
+                    check_hand_diff(&hd);
+                    RoundItem a = {run_mini, &mc, {t}}, b = {run_hand_diff, &hd, {median_time(run_hand_diff, &hd)}};
+                    row(name, "forward", "handc", D, nx, ny, nz, prec, b.t[0], minis[w].fwd_bytes * (double)(N * es), "copy",
+                        copy_gbs);
+                    const DuelKey dk = {"stenc/hand forward", name, prec, D, nx, ny, nz};
+                    duel(&dk, &a, &b);
+                    free(hd.out);
+                }
                 mc.adj = 1;
                 t = median_time(run_mini, &mc);
                 row(name, "adjoint", "stenc", D, nx, ny, nz, prec, t, minis[w].adj_bytes * (double)(N * es), "copy", copy_gbs);

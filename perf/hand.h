@@ -1159,4 +1159,38 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
     }
 }
 
+
+/* ---- the diffusion step (stencils/diffusion.stn), 2D (nz = 1) and 3D ----
+ * T2 = T + dt lam Ci (Laplacian of T with 1/dx^2 ...) on the interior
+ * points: each row through HAND_ROW_PF, so T2's whole lines stream where
+ * it is large, each after a prefetch of the row the next row reads first
+ * (3D: row j + 1 of plane k + 1; 2D: row j + 1, 2 KiB on); the
+ * reciprocals of dx^2, dy^2, dz^2 once (the stencil divides: its values
+ * differ in the last bits).  perf/NOTES.md section 65 */
+static void hand_diffusion_step(size_t nx, size_t ny, size_t nz, float *restrict T2, const float *restrict T,
+                                const float *restrict Ci, float dt, float lam, float dx, float dy, float dz)
+{
+    const int nt = hand_nt(nx * ny * nz);
+    const size_t P = nx * ny, sz = nz > 1 ? P : 0, kl = nz > 1 ? 1 : 0, kh = nz > 1 ? nz - 1 : 1;
+    const float rx = 1 / (dx * dx), ry = 1 / (dy * dy), rz = nz > 1 ? 1 / (dz * dz) : 0;
+#pragma omp parallel
+    {
+#pragma omp for collapse(2) schedule(static)
+        for (size_t k = kl; k < kh; ++k)
+            for (size_t j = 1; j < ny - 1; ++j) {
+                const float *t = T + nx * j + P * k, *c = Ci + nx * j + P * k;
+                const float *pf = nz > 1 ? t + nx + P : hand_ahead2d(t + nx);
+                float *o = T2 + nx * j + P * k;
+#define HAND_DIFF_XY(i) (((t[i + 1] - 2 * t[i]) + t[i - 1]) * rx + ((t[i + nx] - 2 * t[i]) + t[i - nx]) * ry)
+                if (sz)
+                    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx,
+                                t[i] + dt * (lam * c[i] * (HAND_DIFF_XY(i) + ((t[i + sz] - 2 * t[i]) + t[i - sz]) * rz)));
+                else
+                    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx, t[i] + dt * (lam * c[i] * HAND_DIFF_XY(i)));
+#undef HAND_DIFF_XY
+            }
+        hand_fence();
+    }
+}
+
 #endif

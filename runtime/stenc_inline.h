@@ -159,7 +159,8 @@ static inline float stenc_keep_f32(float v, int keep) { return stenc_select_f32(
 static inline double stenc_keep_f64(double v, int keep) { return stenc_select_f64(keep, v, 0.0); }
 
 /* Streaming (non-temporal) stores of a gradient with beta == 0, which its
- * kernel writes and never reads: a plain store first reads its cache line
+ * kernel writes and never reads (and of an update's array that it writes
+ * and does not read, perf/NOTES.md section 65): a plain store first reads its cache line
  * from memory (a read for ownership), a streaming store of a whole line
  * does not, and it leaves the caches to the arrays the kernel reads.  Used
  * where the gradient array is at least STENC_NT_BYTES (the arrays then no
