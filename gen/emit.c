@@ -475,13 +475,14 @@ static char *update_box(const Stencil *s, const Kernel *k)
 /* The array an update streams where it is large (the whole 64-byte lines
  * of its interior rows, backend_c.m4 stn_gtail_nt; stenc_nt_on): the
  * array of a kernel of one statement that does not read it, without point
- * fields; -1 for none.  Not read, it costs no read for ownership streamed
+ * fields, written along x at i + c (a row of points, not one); -1 for
+ * none.  Not read, it costs no read for ownership streamed
  * (the hand diffusion 3D loop took 0.80-0.85 of its time at 256^3 and
  * 512^3: perf/NOTES.md section 65), and a point computed twice (a row's
  * last vector again) stores the same value. */
 static int update_streamed(const Kernel *k, const int *reads, int nfields)
 {
-    if (k->nst != 1 || nfields > 0) return -1;
+    if (k->nst != 1 || nfields > 0 || k->st[0].lhs[0].kind != IK_VAR) return -1;
     return reads[k->st[0].arr] ? -1 : k->st[0].arr;
 }
 
