@@ -158,9 +158,15 @@ START_TEST(acoustic_steps)
 }
 END_TEST
 
+/* the Stokes kernels at 11 x 8 x 6 and at 75 x 9 x 6, whose rows of
+ * shear's and residual's arrays (74 points) hold whole 64-byte lines: the
+ * sanitized build (STENC_NT_BYTES=0) streams them (an update that writes
+ * an array it does not read, perf/NOTES.md section 65), from a row start
+ * of each alignment */
 START_TEST(stokes_kernels)
 {
-    size_t nx = 11, ny = 8, nz = 6, N = nx * ny * nz;
+    for (int big = 0; big <= 1; ++big) {
+    size_t nx = big ? 75 : 11, ny = big ? 9 : 8, nz = 6, N = nx * ny * nz;
     rng_t r = {9};
     double *Eta = dalloc(N), *Vx = dalloc(N), *Vy = dalloc(N), *Pt = dalloc(N), *EtaC = dalloc(N), *Txy = dalloc(N),
            *Rx = dalloc(N);
@@ -210,6 +216,65 @@ START_TEST(stokes_kernels)
             }
     free(V0);
     free(Eta); free(Vx); free(Vy); free(Pt); free(EtaC); free(Txy); free(Rx);
+    }
+}
+END_TEST
+
+/* The diffusion step against the reference, one step, float and double:
+ * on grids whose rows hold several 64-byte lines (streamed in the
+ * sanitized build, STENC_NT_BYTES=0) and on grids of 32 MiB or more
+ * (streamed in every build: T2's whole lines by non-temporal stores, the
+ * points before a row's first line and after its last plainly; an
+ * offset or edge error shows as a wrong point).  The reference reads the
+ * same inputs in double. */
+static void check_diffusion_streamed(size_t nx, size_t ny, size_t nz, int dbl)
+{
+    const size_t N = nx * ny * nz, P = nx * ny;
+    const double dt = 0.1, lam = 1, dx = 1, dy = 1.2, dz = 0.9;
+    rng_t r = {11};
+    double *T = dalloc(N), *Ci = dalloc(N), *T2 = dbl ? dalloc(N) : NULL;
+    float *Tf = dbl ? NULL : falloc(N), *Cif = dbl ? NULL : falloc(N), *T2f = dbl ? NULL : falloc(N);
+    dfill(T, N, &r, 0, 1);
+    dfill(Ci, N, &r, 0.5, 1.5);
+    if (!dbl) {
+        to_float(Tf, T, N);
+        to_float(Cif, Ci, N);
+        for (size_t q = 0; q < N; ++q) T[q] = Tf[q], Ci[q] = Cif[q];
+        for (size_t q = 0; q < N; ++q) T2f[q] = NAN;
+    } else
+        dnan(T2, N);
+    if (nz > 1 && dbl) CK_OK(stenc_diffusion_step_3d_f64(nx, ny, nz, T2, T, Ci, dt, lam, dx, dy, dz));
+    else if (nz > 1) CK_OK(stenc_diffusion_step_3d_f32(nx, ny, nz, T2f, Tf, Cif, (float)dt, (float)lam, (float)dx, (float)dy, (float)dz));
+    else if (dbl) CK_OK(stenc_diffusion_step_2d_f64(nx, ny, T2, T, Ci, dt, lam, dx, dy));
+    else CK_OK(stenc_diffusion_step_2d_f32(nx, ny, T2f, Tf, Cif, (float)dt, (float)lam, (float)dx, (float)dy));
+    const size_t k0 = nz > 1 ? 1 : 0, k1 = nz > 1 ? nz - 1 : 1;
+    double worst = 0; /* the largest error (a NaN, a point not written, counts as infinite), and where */
+    size_t at = 0;
+    for (size_t k = k0; k < k1; ++k)
+        for (size_t j = 1; j + 1 < ny; ++j)
+            for (size_t i = 1; i + 1 < nx; ++i) {
+                const size_t q = i + nx * j + P * k;
+                const double c = T[q], zz = nz > 1 ? (T[q + P] - 2 * c + T[q - P]) / (dz * dz) : 0;
+                const double want = c + dt * lam * Ci[q] *
+                                            ((T[q + 1] - 2 * c + T[q - 1]) / (dx * dx) + (T[q + nx] - 2 * c + T[q - nx]) / (dy * dy) + zz);
+                const double got = dbl ? T2[q] : T2f[q], e = isnan(got) ? INFINITY : fabs(got - want);
+                if (e > worst) worst = e, at = q;
+            }
+    ck_assert_msg(worst <= (dbl ? 1e-13 : 1e-5), "diffusion %zux%zux%zu %s: error %g at point %zu (i %zu, j %zu, k %zu)", nx, ny,
+                  nz, dbl ? "f64" : "f32", worst, at, at % nx, at / nx % ny, at / P);
+    free(T); free(Ci); free(T2); free(Tf); free(Cif); free(T2f);
+}
+
+START_TEST(diffusion_streamed)
+{
+    for (int dbl = 0; dbl <= 1; ++dbl) {
+        check_diffusion_streamed(203, 37, 1, dbl);
+        check_diffusion_streamed(75, 19, 7, dbl);
+    }
+    /* 32 MiB or more: 3001 x 2999 floats, 2051 x 2049 doubles, 207 x 203 x 201 floats */
+    check_diffusion_streamed(3001, 2999, 1, 0);
+    check_diffusion_streamed(2051, 2049, 1, 1);
+    check_diffusion_streamed(207, 203, 201, 0);
 }
 END_TEST
 
@@ -420,6 +485,7 @@ int main(void)
     TCase *tc = tcase_create("all");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, diffusion_steps);
+    tcase_add_test(tc, diffusion_streamed);
     tcase_add_test(tc, acoustic_steps);
     tcase_add_test(tc, stokes_kernels);
     tcase_add_test(tc, boundary_kernels);
