@@ -1159,7 +1159,6 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
     }
 }
 
-
 /* ---- the diffusion step (stencils/diffusion.stn), 2D (nz = 1) and 3D ----
  * T2 = T + dt lam Ci (Laplacian of T with 1/dx^2 ...) on the interior
  * points: each row through HAND_ROW_PF, so T2's whole lines stream where
