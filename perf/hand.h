@@ -131,12 +131,13 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
  * computed 16 points at a time and streamed (and the partial lines of the
  * row PITCH elements on, two rows ahead, asked for: hand_partial_pf); with
  * PF (a row, or NULL) the whole lines (streamed or not) each after
- * hand_pf(PF, line); the points before the first line and after the last
- * (with lines) by HAND_EDGE */
-#define HAND_ROW_PF(NT, g, A, B, i, PF, PITCH, EXPR)                                    \
+ * hand_pf(PF, line) (HAND_ROW_PF2: and hand_pf(PF2, line)); the points
+ * before the first line and after the last (with lines) by HAND_EDGE */
+#define HAND_ROW_PF(NT, g, A, B, i, PF, PITCH, EXPR) HAND_ROW_PF2(NT, g, A, B, i, PF, NULL, PITCH, EXPR)
+#define HAND_ROW_PF2(NT, g, A, B, i, PF, PF2, PITCH, EXPR)                              \
     do {                                                                                \
         const size_t hr_a = (A), hr_b = (B);                                            \
-        const float *hr_pf = (PF);                                                      \
+        const float *hr_pf = (PF), *hr_pf2 = (PF2);                                     \
         size_t hr_s = hr_b, hr_e = hr_b;                                                \
         if (NT) {                                                                       \
             hand_span(g, hr_a, hr_b, &hr_s, &hr_e);                                     \
@@ -150,6 +151,7 @@ static inline void hand_partial_pf(const float *g, size_t a, size_t b, size_t s,
         HAND_EDGE(g, hr_a, hr_s, hr_a, i, EXPR);                                        \
         for (size_t hr_l = hr_s; hr_l < hr_e; hr_l += 16) {                             \
             hand_pf(hr_pf, hr_l);                                                       \
+            hand_pf(hr_pf2, hr_l);                                                      \
             if (!(NT)) {                                                                \
                 _Pragma("omp simd") for (size_t i = hr_l; i < hr_l + 16; ++i)(g)[i] = (EXPR); \
                 continue;                                                               \
@@ -1161,9 +1163,10 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
 
 /* ---- the diffusion step (stencils/diffusion.stn), 2D (nz = 1) and 3D ----
  * T2 = T + dt lam Ci (Laplacian of T with 1/dx^2 ...) on the interior
- * points: each row through HAND_ROW_PF, so T2's whole lines stream where
- * it is large, each after a prefetch of the row the next row reads first
- * (3D: row j + 1 of plane k + 1; 2D: row j + 1, 2 KiB on); the
+ * points: each row through HAND_ROW_PF2, so T2's whole lines stream where
+ * it is large, each after a prefetch of the rows the next row reads first
+ * (3D: T's row j + 1 of plane k + 1 and Ci's row j + 1; 2D: both rows
+ * j + 1, 2 KiB on); the
  * reciprocals of dx^2, dy^2, dz^2 once (the stencil divides: its values
  * differ in the last bits).  perf/NOTES.md section 65 */
 static void hand_diffusion_step(size_t nx, size_t ny, size_t nz, float *restrict T2, const float *restrict T,
@@ -1178,14 +1181,14 @@ static void hand_diffusion_step(size_t nx, size_t ny, size_t nz, float *restrict
         for (size_t k = kl; k < kh; ++k)
             for (size_t j = 1; j < ny - 1; ++j) {
                 const float *t = T + nx * j + P * k, *c = Ci + nx * j + P * k;
-                const float *pf = nz > 1 ? t + nx + P : hand_ahead2d(t + nx);
+                const float *pf = nz > 1 ? t + nx + P : hand_ahead2d(t + nx), *pfc = nz > 1 ? c + nx : hand_ahead2d(c + nx);
                 float *o = T2 + nx * j + P * k;
 #define HAND_DIFF_XY(i) (((t[i + 1] - 2 * t[i]) + t[i - 1]) * rx + ((t[i + nx] - 2 * t[i]) + t[i - nx]) * ry)
                 if (sz)
-                    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx,
-                                t[i] + dt * (lam * c[i] * (HAND_DIFF_XY(i) + ((t[i + sz] - 2 * t[i]) + t[i - sz]) * rz)));
+                    HAND_ROW_PF2(nt, o, 1, nx - 1, i, pf, pfc, nx,
+                                 t[i] + dt * (lam * c[i] * (HAND_DIFF_XY(i) + ((t[i + sz] - 2 * t[i]) + t[i - sz]) * rz)));
                 else
-                    HAND_ROW_PF(nt, o, 1, nx - 1, i, pf, nx, t[i] + dt * (lam * c[i] * HAND_DIFF_XY(i)));
+                    HAND_ROW_PF2(nt, o, 1, nx - 1, i, pf, pfc, nx, t[i] + dt * (lam * c[i] * HAND_DIFF_XY(i)));
 #undef HAND_DIFF_XY
             }
         hand_fence();
