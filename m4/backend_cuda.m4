@@ -83,9 +83,9 @@ m4_define([[stn_c_only]], [[]])
 m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[m4_divert(1)stn_pguard_open[[]]$2[[]]stn_pguard_close[[]]m4_divert(0)]])stn_prec([[double]], [[f64]], [[m4_divert(1)stn_pguard_open[[]]$2[[]]stn_pguard_close[[]]m4_divert(0)]])]])
 
 # one gradient store for both beta cases: G is not read when beta == 0
+m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
 # an update's store (gen/emit.c update_bodies; streamed lines are the C backend's)
 m4_define([[stn_ustore]], [[$1 = st_gv;]])
-m4_define([[stn_gstore]], [[$1[$2] = (beta == 0) ? alpha*st_gv : beta*$1[$2] + alpha*st_gv;]])
 # value of one point: straight into the thread's double sum
 m4_define([[stn_vacc]], [[st_acc += (double)st_v;]])
 
