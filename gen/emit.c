@@ -548,24 +548,21 @@ static void update_bodies(const Stencil *s, const Kernel *k, int streamed, char 
     str_open(&in); str_open(&bd);
     for (int i = 0; i < k->nst; ++i) {
         const Stmt *st = &k->st[i];
-        Str lhs;
+        Str lhs, us;
         str_open(&lhs);
         pr_tap_c(lhs.f, &pc, ex_tap(st->arr, st->lhs));
-        fprintf(lhs.f, " = %%s;");
+        char *lv = str_close(&lhs);
+        str_open(&lhs);
+        fprintf(lhs.f, "%s = %%s;", lv);
         fmt[i] = str_close(&lhs);
+        str_open(&us); /* the interior's store where it streams */
+        fprintf(us.f, streamed >= 0 ? "{ const stn_real st_gv = %%s; stn_ustore([[%s]]) }" : "%s = %%s;", lv);
+        char *ufmt = str_close(&us);
+        free(lv);
         roots[i] = st->rhs, written[i] = st->arr;
         fprintf(in.f, "{\n");
-        if (streamed >= 0) {
-            Str us;
-            str_open(&us);
-            fprintf(us.f, "{ const stn_real st_gv = %%s; stn_ustore([[");
-            pr_tap_c(us.f, &pc, ex_tap(st->arr, st->lhs));
-            fprintf(us.f, "]]) }");
-            char *ufmt = str_close(&us);
-            pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)&ufmt, "            ");
-            free(ufmt);
-        } else
-            pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)fmt + i, "            ");
+        pr_c_block(in.f, &pc, roots + i, 1, (const char *const *)&ufmt, "            ");
+        free(ufmt);
         fprintf(in.f, "        }\n");
         fprintf(bd.f, "if (");
         for (int d = 0; d < s->dims; ++d) {
