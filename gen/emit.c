@@ -586,14 +586,25 @@ static void update_bodies(const Stencil *s, const Kernel *k, int streamed, char 
  * into rows (backend_c.m4 stn_rowfn_fields; fields_print.c); *T the
  * job's texts (the point's statement FMT), "" without fields.  Returns
  * the fields' count, -1 out of memory. */
-static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, const char *fmt,
-                      FieldText *t)
+/* whether a fill of F's fields reads an array the job writes */
+static int fields_read_written(const Fields *F, const int *written)
+{
+    for (int q = 0; q < F->n; ++q) {
+        Node *taps[MAXTAP];
+        const int nt = ex_taps(F->f[q].g, -1, taps, MAXTAP);
+        for (int u = 0; u < nt && u < MAXTAP; ++u)
+            if (written[taps[u]->ref]) return 1;
+    }
+    return 0;
+}
+
+static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, int cells,
+                      const char *fmt, FieldText *t)
 {
     Fields F;
-    int n = expr ? fields_plan(es, expr, es->narr, &F) : 0;
-    for (int q = 0; q < n; ++q)
-        if (written[F.f[q].arr]) n = 0;
-    const FieldPrint fp = {es, names, es->narr, &F, es->dims == 3, 0};
+    int n = !expr ? 0 : cells ? fields_plan_cells(es, expr, es->narr, &F) : fields_plan(es, expr, es->narr, &F);
+    if (n > 0 && fields_read_written(&F, written)) n = 0;
+    const FieldPrint fp = {es, names, es->narr, &F, es->dims == 3, 0, NULL};
     fields_print(n > 0 ? &fp : NULL, fmt, t);
     return n;
 }
@@ -631,7 +642,7 @@ static int update_fields(const Stencil *s, const Kernel *k, const int *writes, F
     pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
     fprintf(lhs.f, " = %%s;");
     char *fmt = str_close(&lhs);
-    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, fmt, t);
+    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, 0, fmt, t);
     free(fmt);
     return n;
 }
@@ -713,17 +724,145 @@ static void adjoint_inputs(const Stencil *s, const Kernel *k, const int *writes,
     }
 }
 
+/* ---- an adjoint's cell factor ----
+ * A statement's partials with respect to its taps of x often share a
+ * factor of the whole statement: the harmonic mean 8/S of eight taps has
+ * the partial (8/S^2)*(1/x_t^2) with respect to tap t.  Each gather point
+ * then reads the shared factor at every cell whose statement reads it
+ * (eight in 3D), and evaluated there it cost two divisions a term.
+ * Written as the product of the cell factor (times the written array's
+ * adjoint) and the tap's own part, the cell factors are shifts of one
+ * expression, which the gather's fields evaluate once per cell
+ * (fields_plan_cells; perf/NOTES.md section 66). */
+enum { MAXFAC = 32 };
+typedef struct {
+    int n, neg;
+    Node *f[MAXFAC];
+    int e[MAXFAC]; /* each factor's power, negative in the divisor */
+} Factors;
+
+/* N's factors with powers times E; 0 when there are too many */
+static int factors_of(Node *n, int e, Factors *F)
+{
+    switch (n->kind) {
+    case E_MUL: return factors_of(n->a[0], e, F) && factors_of(n->a[1], e, F);
+    case E_DIV: return factors_of(n->a[0], e, F) && factors_of(n->a[1], -e, F);
+    case E_NEG: F->neg ^= 1; return factors_of(n->a[0], e, F);
+    case E_POWI: return factors_of(n->a[0], e * n->op, F);
+    default:
+        if (F->n == MAXFAC) return 0;
+        F->f[F->n] = n, F->e[F->n++] = e;
+        return 1;
+    }
+}
+
+/* whether factor N reads tap T and no other */
+static int reads_only(Node *n, const Node *t)
+{
+    Node *taps[MAXTAP];
+    const int nt = ex_taps(n, -1, taps, MAXTAP);
+    return nt == 1 && taps[0] == t;
+}
+
+/* the product of the factors of class LOCAL (1: reading tap T alone),
+ * divided by its divisors: the same factors give the same node */
+static Node *factor_product(const Factors *F, const Node *t, int local)
+{
+    Node *f[MAXFAC];
+    int e[MAXFAC], m = 0;
+    for (int u = 0; u < F->n; ++u) { /* by node id, equal factors' powers added */
+        if (reads_only(F->f[u], t) != local) continue;
+        int v = m;
+        while (v > 0 && f[v - 1]->id > F->f[u]->id) --v;
+        if (v > 0 && f[v - 1] == F->f[u]) { e[v - 1] += F->e[u]; continue; }
+        memmove(f + v + 1, f + v, sizeof *f * (size_t)(m - v));
+        memmove(e + v + 1, e + v, sizeof *e * (size_t)(m - v));
+        f[v] = F->f[u], e[v] = F->e[u], ++m;
+    }
+    Node *num = ex_num(1), *den = ex_num(1);
+    for (int u = 0; u < m; ++u) {
+        if (e[u] > 0) num = ex_mul(num, ex_powi(f[u], e[u]));
+        if (e[u] < 0) den = ex_mul(den, ex_powi(f[u], -e[u]));
+    }
+    return ex_div(num, den);
+}
+
+/* P (a partial with respect to tap T) as CELL * OWN, OWN the factors that
+ * read T alone; 0 when P has too many factors */
+static int split_partial(Node *p, const Node *t, Node **cell, Node **own)
+{
+    Factors F = {0, 0, {0}, {0}};
+    if (!factors_of(p, 1, &F)) return 0;
+    *cell = factor_product(&F, t, 0);
+    if (F.neg) *cell = ex_neg(*cell);
+    *own = factor_product(&F, t, 1);
+    return 1;
+}
+
+/* Terms [from, to) are statement ST's (the only writer of its array): when
+ * their partials share a costly cell factor, each term becomes that factor
+ * times the written array's adjoint (array N + its number), at the
+ * statement's point, times the tap's own part, both shifted to q */
+static Node *cell_factor_terms(const Kernel *k, int N, Node *const *partial, Term *terms, int from, int to)
+{
+    const Stmt *st = &k->st[terms[from].stmt];
+    for (int si = 0; si < k->nst; ++si)
+        if (si != terms[from].stmt && k->st[si].arr == st->arr) return NULL;
+    Node *cell[MAXTAP], *own[MAXTAP];
+    for (int t = from; t < to; ++t)
+        if (!split_partial(partial[t], terms[t].tap, &cell[t], &own[t]) || cell[t] != cell[from]) return NULL;
+    if (to - from < 2 || !ex_costly(cell[from])) return NULL;
+    Node *z = ex_mul(cell[from], ex_tap(N + st->arr, st->lhs));
+    for (int t = from; t < to; ++t) {
+        long off[3] = {0, 0, 0};
+        for (int d = 0; d < 3; ++d)
+            if (st->loop[d]) off[d] = -terms[t].tap->idx[d].c;
+        terms[t].expr = ex_mul(ex_shift(z, off), ex_shift(own[t], off));
+    }
+    return z;
+}
+
+/* a gather whose terms are all one statement's (looped along every
+ * dimension) cell factor times their taps' own parts */
+typedef struct {
+    Node *z;     /* the cell factor times the adjoint, at the statement's point (NULL: not such a gather) */
+    long m[3];   /* its taps' least offsets along each dimension */
+    long hi[3];  /* the statement's points: [0, n_d + hi[d]) */
+} CellGather;
+
+static void cell_gather(const Stencil *s, const Kernel *k, const Term *terms, int nterm, Node *z, CellGather *cg)
+{
+    memset(cg, 0, sizeof *cg);
+    const Stmt *st = &k->st[terms[0].stmt];
+    for (int t = 0; t < nterm; ++t)
+        if (terms[t].stmt != terms[0].stmt) return;
+    for (int d = 0; d < s->dims; ++d)
+        if (!st->loop[d]) return;
+    Node *taps[MAXTAP];
+    const int nt = ex_taps(z, -1, taps, MAXTAP);
+    for (int d = 0; d < s->dims; ++d) {
+        for (int u = 0; u < nt && u < MAXTAP; ++u)
+            if (u == 0 || taps[u]->idx[d].c < cg->m[d]) cg->m[d] = taps[u]->idx[d].c;
+        cg->hi[d] = st->hi[d];
+    }
+    cg->z = z;
+}
+
 /* Plan: the terms of input x's gather, each statement's partial with respect
  * to one of its taps of x times the written array's adjoint (array N + the
- * written one), shifted to the gathering point q.  Returns their count, or -1
- * after reporting why x has no stencil adjoint. */
-static int adjoint_terms(const Stencil *s, const Kernel *k, int x, int N, Term *terms)
+ * written one), shifted to the gathering point q (cell_factor_terms: its
+ * cell factor apart).  Returns their count, or -1 after reporting why x has
+ * no stencil adjoint. */
+static int adjoint_terms(const Stencil *s, const Kernel *k, int x, int N, Term *terms, CellGather *cg)
 {
+    Node *z = NULL;
     const int D = s->dims;
     const char *rd = s->arr[x].name;
     int nterm = 0;
+    Node *partial[MAXTAP];
     for (int si = 0; si < k->nst; ++si) {
         const Stmt *st = &k->st[si];
+        const int first = nterm;
         Node *taps[MAXTAP];
         int nt = ex_taps(st->rhs, x, taps, MAXTAP);
         for (int t = 0; t < nt; ++t) {
@@ -750,9 +889,12 @@ static int adjoint_terms(const Stencil *s, const Kernel *k, int x, int N, Term *
             terms[nterm].stmt = si;
             terms[nterm].tap = taps[t];
             terms[nterm].expr = ex_shift(w, off);
-            ++nterm;
+            partial[nterm++] = p;
         }
+        if (nterm > first) z = cell_factor_terms(k, N, partial, terms, first, nterm);
     }
+    if (z && nterm > 0) cell_gather(s, k, terms, nterm, z, cg);
+    else memset(cg, 0, sizeof *cg);
     return nterm;
 }
 
@@ -768,22 +910,78 @@ static void print_term_end(FILE *f, const Kernel *k, const Term *t, int d, int p
     else fprintf(f, "(st_n%d%+ld)", d, ix.c + pass);
 }
 
-/* q's box per dimension: st_lo/st_hi the union of the terms' ranges, st_ilo/st_ihi their intersection */
-static void print_adjoint_box(FILE *f, const Stencil *s, const Kernel *k, const Term *terms, int nterm)
+/* one end of q's box along d: INNER 0 the union of the terms' ranges
+ * (st_lo/st_hi), 1 their intersection (st_ilo/st_ihi) */
+static void print_box_end(FILE *f, const Kernel *k, const Term *terms, int nterm, int d, int pass, int inner)
+{
+    const char *fn = (pass == 0) == (inner == 0) ? "stenc_imin" : "stenc_imax";
+    fprintf(f, "const ptrdiff_t st_%s%s%d = ", inner ? "i" : "", pass ? "hi" : "lo", d);
+    for (int t = 0; t < nterm; ++t) {
+        if (t < nterm - 1) fprintf(f, "%s(", fn);
+        print_term_end(f, k, &terms[t], d, pass);
+        if (t < nterm - 1) fprintf(f, ", ");
+    }
+    for (int t = 0; t < nterm - 1; ++t) fprintf(f, ")");
+    fprintf(f, ";\n    ");
+}
+
+/* q's box per dimension: st_lo/st_hi the union of the terms' ranges, st_ilo/st_ihi their
+ * intersection (the interior).  WHOLE (a cell gather with its zero-extended field,
+ * cell_gather_fields): the C interior is the whole box, CUDA's the intersection */
+static void print_adjoint_box(FILE *f, const Stencil *s, const Kernel *k, const Term *terms, int nterm, int whole)
 {
     for (int d = 0; d < s->dims; ++d)
         for (int pass = 0; pass < 2; ++pass)
-            for (int inner = 0; inner < 2; ++inner) {
-                const char *fn = (pass == 0) == (inner == 0) ? "stenc_imin" : "stenc_imax";
-                fprintf(f, "const ptrdiff_t st_%s%s%d = ", inner ? "i" : "", pass ? "hi" : "lo", d);
-                for (int t = 0; t < nterm; ++t) {
-                    if (t < nterm - 1) fprintf(f, "%s(", fn);
-                    print_term_end(f, k, &terms[t], d, pass);
-                    if (t < nterm - 1) fprintf(f, ", ");
-                }
-                for (int t = 0; t < nterm - 1; ++t) fprintf(f, ")");
-                fprintf(f, ";\n    ");
-            }
+            for (int inner = 0; inner < 2 - whole; ++inner) print_box_end(f, k, terms, nterm, d, pass, inner);
+    if (!whole) return;
+    fprintf(f, "\n#ifdef __CUDACC__\n    ");
+    for (int d = 0; d < s->dims; ++d)
+        for (int pass = 0; pass < 2; ++pass) print_box_end(f, k, terms, nterm, d, pass, 1);
+    fprintf(f, "\n#else\n    ");
+    for (int d = 0; d < s->dims; ++d) fprintf(f, "const ptrdiff_t st_ilo%d = st_lo%d, st_ihi%d = st_hi%d;\n    ", d, d, d, d);
+    fprintf(f, "\n#endif\n    ");
+}
+
+/* whether VALUE reads the arrays of ES (not its field rows) at the point alone */
+static int reads_point_only(Node *value, const Stencil *es)
+{
+    Node *taps[MAXTAP];
+    const int nt = ex_taps(value, -1, taps, MAXTAP);
+    for (int u = 0; u < nt && u < MAXTAP; ++u)
+        for (int d = 0; d < es->dims && taps[u]->ref < es->narr; ++d)
+            if (taps[u]->idx[d].kind != IK_VAR || taps[u]->idx[d].c != 0) return 0;
+    return nt <= MAXTAP;
+}
+
+/* A cell gather's fields (CG, its gather SUM, the job's WRITTEN arrays,
+ * its point statement FMT; *T the texts).  Where the plan is the one cell
+ * field of CG's factor and the point reads nothing else but its own
+ * point, the field's fills write zero outside the statement's points, so
+ * the sum holds on the gather's whole box (*WHOLE set): no border terms
+ * in C, each evaluating its cell's factor again (a third of the Stokes
+ * viscosity adjoint's time at 512^3, perf/NOTES.md section 66).  Else
+ * job_fields'.  Returns the fields' count, -1 out of memory. */
+static int cell_gather_fields(const Ext *E, Node *sum, const CellGather *cg, const int *written, const char *fmt,
+                              FieldText *t, int *whole)
+{
+    const Stencil *es = &E->s;
+    Fields F;
+    const int n = fields_plan_cells(es, sum, es->narr, &F);
+    const long back[3] = {-cg->m[0], -cg->m[1], -cg->m[2]};
+    *whole = n == 1 && F.f[0].arr < 0 && F.f[0].g == ex_shift(cg->z, back) && reads_point_only(F.value, es) &&
+             !fields_read_written(&F, written);
+    if (n < 0 || !*whole) return n < 0 ? n : job_fields(es, E->names, sum, written, 1, fmt, t);
+    char clip[6][48];
+    const char *cl[6];
+    for (int d = 0; d < 3; ++d) {
+        snprintf(clip[2 * d], sizeof clip[0], "%ld", cg->m[d]);
+        if (d < es->dims) snprintf(clip[2 * d + 1], sizeof clip[0], "(st_n%d%+ld)", d, cg->hi[d] + cg->m[d]);
+        else snprintf(clip[2 * d + 1], sizeof clip[0], "1");
+        cl[2 * d] = clip[2 * d], cl[2 * d + 1] = clip[2 * d + 1];
+    }
+    const FieldPrint fp = {es, E->names, es->narr, &F, es->dims == 3, 0, cl};
+    fields_print(&fp, fmt, t);
+    return n;
 }
 
 /* a border point: each term where q lies in its range, summed; the point is
@@ -840,11 +1038,11 @@ static int emit_adjoint_gather(FILE *jobs, AdjLines *dump, const Stencil *s, con
 {
     const int D = s->dims, N = E->nuser;
     Term terms[MAXTAP];
-    const int nterm = adjoint_terms(s, k, x, N, terms);
+    CellGather cg;
+    const int nterm = adjoint_terms(s, k, x, N, terms, &cg);
     if (nterm <= 0) return nterm;
     Str box, in, bd, q;
     str_open(&box); str_open(&in); str_open(&bd);
-    print_adjoint_box(box.f, s, k, terms, nterm);
     Node *sum = ex_num(0);
     for (int t = 0; t < nterm; ++t) sum = ex_add(sum, terms[t].expr);
     sum = ex_group_coef(sum, 1);
@@ -869,7 +1067,9 @@ static int emit_adjoint_gather(FILE *jobs, AdjLines *dump, const Stencil *s, con
     char ffmt[600];
     FieldText ft;
     snprintf(ffmt, sizeof ffmt, "%s %s", qs, fmt);
-    const int nf = job_fields(&E->s, E->names, sum, wr, ffmt, &ft);
+    int whole = 0;
+    const int nf = cg.z ? cell_gather_fields(E, sum, &cg, wr, ffmt, &ft, &whole) : job_fields(&E->s, E->names, sum, wr, 0, ffmt, &ft);
+    print_adjoint_box(box.f, s, k, terms, nterm, whole);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
     const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, "", ft.pf, ft.decl, ft.rows, ft.body, ft.size,
@@ -1844,7 +2044,7 @@ static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int 
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
     fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
     const RollFill c = {R, z};
-    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0, NULL};
+    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0, NULL, NULL};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }
@@ -4284,7 +4484,7 @@ static int gather_fields(const RedPlan *P, int want_v, Fields *G, FieldText *t, 
     for (int r = 0; r < nr && n > 0; ++r) roots[r] = sub[r];
     free(seen);
     *clamp = n > 0 && field_rule(P, G, roots, nr);
-    const FieldPrint fp = {P->es, P->E.names, P->es->narr, G, P->D == 3, *clamp};
+    const FieldPrint fp = {P->es, P->E.names, P->es->narr, G, P->D == 3, *clamp, NULL};
     fields_print_roots(n > 0 ? &fp : NULL, roots, (const char *const *)fmts, nr, t);
     for (int r = 0; r < nr; ++r) free(fmts[r]);
     return n > 0;
@@ -4311,14 +4511,14 @@ static void emit_reduce_kind(FILE *out, const RedPlan *P, int kind, FILE *rollhe
     const int gfields = want_g && gather_fields(P, want_v, &G, &ft, &fclamp);
     const int vclamp = !want_g && D == 3 && P->F.n > 0 && whole_rows(&P->F, &P->F.value, 1, P->N);
     char *sfb = fclamp || vclamp ? field_rule_bounds(fclamp) : NULL;
-    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3, vclamp}; /* the value's own fields */
+    const FieldPrint vfp = {P->es, P->E.names, P->N, &P->F, D == 3, vclamp, NULL}; /* the value's own fields */
     {
         /* 3D: the interior rows' ends read the planes' fields too (the
          * gradient's gather fields, the value's own): after a row's last
          * strip its box's rows hold every strip's fills (a row function's
          * rows are at most a tile's, st_nr <= st_ty, so no ring row of
          * the call is reused before the ends read it) */
-        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1, 0};
+        const FieldPrint gfp = {P->es, P->E.names, P->es->narr, &G, 1, 0, NULL};
         const FieldPrint *efp = D != 3 ? NULL : gfields ? &gfp : !want_g && P->F.n > 0 ? &vfp : NULL;
         const EndsIn ein = {P, want_v, want_g, efp};
         print_row_ends(xe.f, &ein);

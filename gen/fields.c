@@ -10,7 +10,13 @@
  * evaluated once per point of x into rows kept while the rows walk up in
  * y (2D) and, in 3D, over a tile's planes, it costs one.  The interior then
  * reads each occurrence from its row array: a tap of the pseudo-array of
- * its field and y/z offset at its x offset (perf/NOTES.md sections 43-45). */
+ * its field and y/z offset at its x offset (perf/NOTES.md sections 43-45).
+ *
+ * A cell field (fields_plan_cells, an update adjoint's gather) is a costly
+ * subexpression of several taps that the gather reads at two offsets or
+ * more, such as the harmonic mean's cell factor EtaC_bar[c]*8/S_c^2 at the
+ * eight cells c around a point: its offset is its taps' least along each
+ * dimension (section 66). */
 #include "gen.h"
 
 #include <stdlib.h>
@@ -26,8 +32,11 @@ typedef struct {
     const long *pinx;     /* an end point's reads, x indices pinned: the
                            * rows' interior [L, n - R) and least n (L, R,
                            * NMIN), or NULL */
+    int cells;            /* cell fields too (fields_plan_cells) */
     int nocc;
     Node *occ[MAXTAP], *occg[MAXTAP]; /* occurrences and their fields at offset 0 */
+    Index occx[MAXTAP];   /* each occurrence's x index (pinned or i + c) */
+    long occo[MAXTAP][3]; /* and its offsets */
 } Walk;
 
 /* how many distinct taps n reads: none, one (*t), or more */
@@ -68,21 +77,84 @@ static Node *occ_field(Node *n, const Node *t)
     return ex_shift(ex_unpin(n, 0), back);
 }
 
-/* the largest costly subexpressions of one relative tap, top down */
+/* occurrence O: N, its field G at tap T's (or, T NULL, offsets OFF) */
+static void add_occurrence(Walk *w, Node *n, Node *g, const Node *t, const long *off)
+{
+    const int o = w->nocc++;
+    w->occ[o] = n, w->occg[o] = g;
+    for (int d = 0; d < 3; ++d) w->occo[o][d] = t ? (d < w->s->dims ? t->idx[d].c : 0) : off[d];
+    w->occx[o] = t ? t->idx[0] : (Index){IK_VAR, off[0]};
+}
+
+/* a cell field's occurrence N (w->cells): costly, of several taps, all
+ * relative; its offsets OFF (the taps' least) and its field *G there */
+static int cell_occurrence(Walk *w, Node *n, long *off, Node **g)
+{
+    Node *taps[MAXTAP], *t = NULL;
+    if (!w->cells || n->kind == E_TAP || one_tap(w, n, &t) != ONE_MANY || !ex_costly(n)) return 0;
+    const int nt = ex_taps(n, -1, taps, MAXTAP);
+    if (nt > MAXTAP || w->pinx) return 0;
+    long back[3] = {0, 0, 0};
+    for (int d = 0; d < w->s->dims; ++d)
+        for (int u = 0; u < nt; ++u) {
+            if (taps[u]->idx[d].kind != IK_VAR) return 0;
+            if (u == 0 || taps[u]->idx[d].c < off[d]) off[d] = taps[u]->idx[d].c;
+        }
+    for (int d = w->s->dims; d < 3; ++d) off[d] = 0;
+    for (int d = 0; d < 3; ++d) back[d] = -off[d];
+    *g = ex_shift(n, back);
+    return 1;
+}
+
+/* the cell fields' candidates: every cell occurrence of the roots */
+static void find_cells(Walk *w, Node *n, unsigned char *seen)
+{
+    if (seen[n->id]) return;
+    seen[n->id] = 1;
+    long off[3];
+    Node *g = NULL;
+    if (cell_occurrence(w, n, off, &g) && w->nocc < MAXTAP) add_occurrence(w, n, g, NULL, off);
+    for (int i = 0; i < n->nargs; ++i) find_cells(w, n->a[i], seen);
+}
+
+/* whether field G has occurrences at two offsets or more */
+static int read_twice(const Walk *w, const Node *g)
+{
+    int first = -1;
+    for (int o = 0; o < w->nocc; ++o) {
+        if (w->occg[o] != g) continue;
+        if (first < 0) first = o;
+        else if (memcmp(w->occo[o], w->occo[first], sizeof w->occo[o])) return 1;
+    }
+    return 0;
+}
+
+/* the largest costly subexpressions of one relative tap, top down (after
+ * the cell fields' occurrences, whose insides are theirs) */
 static void find_occurrences(Walk *w, Node *n)
 {
     if (w->seen[n->id]) return;
     w->seen[n->id] = 1;
     Node *t = NULL;
     if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && ex_costly(n)) {
-        if (w->nocc < MAXTAP) {
-            w->occ[w->nocc] = n;
-            w->occg[w->nocc] = occ_field(n, t);
-            ++w->nocc;
-        }
+        if (w->nocc < MAXTAP) add_occurrence(w, n, occ_field(n, t), t, NULL);
         return;
     }
     for (int i = 0; i < n->nargs; ++i) find_occurrences(w, n->a[i]);
+}
+
+/* the cell fields' occurrences, top down: the largest cell occurrences of
+ * fields read at two offsets or more (CAND holds the candidates) */
+static void find_cell_tops(Walk *w, Node *n, const Walk *cand, unsigned char *seen)
+{
+    if (seen[n->id]) return;
+    seen[n->id] = 1;
+    for (int o = 0; o < cand->nocc; ++o)
+        if (cand->occ[o] == n && read_twice(cand, cand->occg[o])) {
+            if (w->nocc < MAXTAP) add_occurrence(w, n, cand->occg[o], NULL, cand->occo[o]);
+            return;
+        }
+    for (int i = 0; i < n->nargs; ++i) find_cell_tops(w, n->a[i], cand, seen);
 }
 
 /* the tap an occurrence reads (its offset is the occurrence's) */
@@ -99,9 +171,8 @@ static int field_extent(Walk *w, Field *f, Node *g)
     int first = 1, many = 0;
     for (int o = 0; o < w->nocc; ++o) {
         if (w->occg[o] != g) continue;
-        const Node *t = occ_tap(w, w->occ[o]);
         for (int d = 0; d < 3; ++d) {
-            const long c = d < w->s->dims ? t->idx[d].c : 0;
+            const long c = w->occo[o][d];
             if (!first && (c != f->lo[d] || c != f->hi[d])) many = 1;
             if (first || c < f->lo[d]) f->lo[d] = c;
             if (first || c > f->hi[d]) f->hi[d] = c;
@@ -151,12 +222,12 @@ static int pinned_filled(const Walk *w, const Field *fd, Index x)
  * none whose rows hold its offset) is planned for it */
 static int occ_row(Walk *w, const Fields *F, int o)
 {
-    const Node *t = occ_tap(w, w->occ[o]);
-    const long y = w->s->dims > 1 ? t->idx[1].c : 0, z = w->s->dims > 2 ? t->idx[2].c : 0;
-    const int inx = t->idx[0].kind != IK_VAR; /* pinned: a place of the whole row */
+    const Index x = w->occx[o];
+    const long y = w->occo[o][1], z = w->occo[o][2];
+    const int inx = x.kind != IK_VAR; /* pinned: a place of the whole row */
     for (int f = 0; f < F->n; ++f) {
         const Field *fd = &F->f[f];
-        if (w->occg[o] != fd->g || (inx ? !pinned_filled(w, fd, t->idx[0]) : t->idx[0].c < fd->lo[0] || t->idx[0].c > fd->hi[0]) ||
+        if (w->occg[o] != fd->g || (inx ? !pinned_filled(w, fd, x) : x.c < fd->lo[0] || x.c > fd->hi[0]) ||
             y < fd->lo[1] || y > fd->hi[1] || z < fd->lo[2] || z > fd->hi[2])
             continue;
         return row_of(F, f, y, z);
@@ -172,14 +243,17 @@ static void find_field_occurrences(Walk *w, const Fields *F, Node *n)
 {
     if (w->seen[n->id]) return;
     w->seen[n->id] = 1;
-    Node *t = NULL;
+    Node *t = NULL, *g = NULL;
+    long off[3];
+    if (w->nocc < MAXTAP && cell_occurrence(w, n, off, &g)) {
+        add_occurrence(w, n, g, NULL, off);
+        if (occ_row(w, F, w->nocc - 1) >= 0) return;
+        --w->nocc;
+    }
     if (n->kind != E_TAP && one_tap(w, n, &t) == ONE_TAP && relative(w, t) && ex_costly(n) && w->nocc < MAXTAP) {
-        w->occ[w->nocc] = n;
-        w->occg[w->nocc] = occ_field(n, t);
-        if (occ_row(w, F, w->nocc) >= 0) {
-            ++w->nocc;
-            return;
-        }
+        add_occurrence(w, n, occ_field(n, t), t, NULL);
+        if (occ_row(w, F, w->nocc - 1) >= 0) return;
+        --w->nocc;
     }
     for (int i = 0; i < n->nargs; ++i) find_field_occurrences(w, F, n->a[i]);
 }
@@ -190,7 +264,7 @@ static Node *substitute(Walk *w, const Fields *F, Node *root, int base)
     find_field_occurrences(w, F, root);
     Node *from[MAXTAP], *to[MAXTAP];
     for (int o = 0; o < w->nocc; ++o) {
-        const Index idx[3] = {occ_tap(w, w->occ[o])->idx[0], {IK_VAR, 0}, {IK_VAR, 0}};
+        const Index idx[3] = {w->occx[o], {IK_VAR, 0}, {IK_VAR, 0}};
         from[o] = w->occ[o];
         to[o] = ex_tap(base + occ_row(w, F, o), idx);
     }
@@ -200,27 +274,54 @@ static Node *substitute(Walk *w, const Fields *F, Node *root, int base)
 static int walk_open(Walk *w, const Stencil *s)
 {
     const size_t nn = ex_count();
-    *w = (Walk){s, calloc(nn, 1), calloc(nn, sizeof(Node *)), calloc(nn, 1), NULL, 0, {0}, {0}};
+    memset(w, 0, sizeof *w);
+    w->s = s, w->state = calloc(nn, 1), w->tap = calloc(nn, sizeof(Node *)), w->seen = calloc(nn, 1);
     return w->state && w->tap && w->seen ? 0 : -1;
 }
 static void walk_close(Walk *w) { free(w->state); free(w->tap); free(w->seen); }
 
-int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, Fields *F)
+/* the cell fields' occurrences of the roots into W (W->cells set), before
+ * the point fields'; 0, or -1 out of memory */
+static int plan_cells(Walk *w, Node *const *roots, int nroots)
+{
+    Walk cand;
+    const size_t nn = ex_count(); /* the roots' nodes (the walk makes more) */
+    unsigned char *seen = calloc(nn, 1);
+    int rc = seen && !walk_open(&cand, w->s) ? 0 : -1;
+    cand.cells = 1;
+    for (int r = 0; r < nroots && rc == 0; ++r) find_cells(&cand, roots[r], seen);
+    if (rc == 0) memset(seen, 0, nn);
+    for (int r = 0; r < nroots && rc == 0; ++r) find_cell_tops(w, roots[r], &cand, seen);
+    for (int o = 0; o < w->nocc; ++o) w->seen[w->occ[o]->id] = 1; /* the point fields' walk stays out */
+    walk_close(&cand);
+    free(seen);
+    return rc;
+}
+
+static int plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, int cells, Fields *F)
 {
     memset(F, 0, sizeof *F);
     Walk w;
-    if (walk_open(&w, s)) { walk_close(&w); return -1; }
+    int rc = walk_open(&w, s);
+    if (rc == 0 && cells) rc = plan_cells(&w, roots, nroots);
+    if (rc) { walk_close(&w); return -1; }
     for (int r = 0; r < nroots; ++r) find_occurrences(&w, roots[r]);
     for (int o = 0; o < w.nocc; ++o) {
         int known = 0;
         for (int f = 0; f < F->n; ++f) known |= F->f[f].g == w.occg[o];
         if (known || F->n == MAXFIELD) continue;
-        Field fd = {w.occg[o], {0, 0, 0}, {0, 0, 0}, 0, occ_tap(&w, w.occ[o])->ref};
+        const Node *t = occ_tap(&w, w.occ[o]);
+        Field fd = {w.occg[o], {0, 0, 0}, {0, 0, 0}, 0, t ? t->ref : -1}; /* -1: a cell field */
         if (field_extent(&w, &fd, fd.g)) F->f[F->n++] = fd;
     }
     if (F->n == 0 || !field_rows(F, base)) F->n = F->nrow = 0;
     walk_close(&w);
     return F->n;
+}
+
+int fields_plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, Fields *F)
+{
+    return plan_roots(s, roots, nroots, base, 0, F);
 }
 
 static Node *apply(const Stencil *s, const Fields *F, Node *root, int base, const long *pinx)
@@ -230,6 +331,7 @@ static Node *apply(const Stencil *s, const Fields *F, Node *root, int base, cons
     Node *r = NULL;
     if (!walk_open(&w, s)) {
         w.pinx = pinx;
+        for (int f = 0; f < F->n; ++f) w.cells |= F->f[f].arr < 0;
         r = substitute(&w, F, root, base);
     }
     walk_close(&w);
@@ -244,17 +346,20 @@ Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base,
     return apply(s, F, root, base, cover);
 }
 
-int fields_plan(const Stencil *s, Node *value, int base, Fields *F)
+static int plan_value(const Stencil *s, Node *value, int base, int cells, Fields *F)
 {
-    const int n = fields_plan_roots(s, &value, 1, base, F);
+    const int n = plan_roots(s, &value, 1, base, cells, F);
     F->value = value;
     if (n > 0 && !(F->value = fields_apply(s, F, value, base))) return -1;
     return n;
 }
 
+int fields_plan(const Stencil *s, Node *value, int base, Fields *F) { return plan_value(s, value, base, 0, F); }
+int fields_plan_cells(const Stencil *s, Node *value, int base, Fields *F) { return plan_value(s, value, base, 1, F); }
+
 int fields_leader(const Fields *F, int q)
 {
-    for (int l = 0; l < q; ++l)
+    for (int l = 0; l < q && F->f[q].arr >= 0; ++l)
         if (F->f[l].arr == F->f[q].arr && !memcmp(F->f[l].lo, F->f[q].lo, sizeof F->f[q].lo) &&
             !memcmp(F->f[l].hi, F->f[q].hi, sizeof F->f[q].hi))
             return l;

@@ -36,6 +36,91 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
  * width backend_c.m4 stn_job allocates its FSIZE rows with */
 #define FIELD_ROW_WIDTH "st_n0 + STENC_ROW_PAD"
 
+/* the arrays that the fills of fields G[0 .. NG) read, each once (a cell
+ * field's several; a point field's one); their count */
+static int fill_arrays(Node *const *g, int ng, int *arr)
+{
+    int n = 0;
+    for (int u = 0; u < ng; ++u) {
+        Node *taps[MAXTAP];
+        const int nt = ex_taps(g[u], -1, taps, MAXTAP);
+        for (int t = 0; t < nt && t < MAXTAP; ++t) {
+            int v = 0;
+            while (v < n && arr[v] != taps[t]->ref) ++v;
+            if (v == n && n < MAXARR) arr[n++] = taps[t]->ref;
+        }
+    }
+    return n;
+}
+
+/* the reach of G's taps of array A: the highest y offset, and the lowest
+ * and highest z offset */
+static void fill_reach(Node *g, int a, long *y, long *zlo, long *zhi)
+{
+    Node *taps[MAXTAP];
+    const int nt = ex_taps(g, a, taps, MAXTAP);
+    *y = *zlo = *zhi = 0;
+    for (int t = 0; t < nt && t < MAXTAP; ++t) {
+        const long ty = taps[t]->idx[1].c, tz = taps[t]->idx[2].c;
+        *y = t == 0 || ty > *y ? ty : *y;
+        *zlo = t == 0 || tz < *zlo ? tz : *zlo;
+        *zhi = t == 0 || tz > *zhi ? tz : *zhi;
+    }
+}
+
+/* the row pointers st_row_NAME of the arrays the fills of fields G[0 ..
+ * NG) read, at grid row J (and plane K in 3D; C expressions) */
+static void print_fill_rows(FILE *f, const Stencil *es, const char *const *names, Node *const *g, int ng, const char *j,
+                            const char *k, const char *ind)
+{
+    int arr[MAXARR];
+    const int n = fill_arrays(g, ng, arr);
+    for (int u = 0; u < n; ++u) {
+        const char *nm = names[arr[u]];
+        if (es->dims == 3)
+            fprintf(f, "%sconst stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", ind, nm, nm, nm, j, nm, k);
+        else fprintf(f, "%sconst stn_real *const st_row_%s = %s + %s_s0*(%s);\n", ind, nm, nm, nm, j);
+    }
+}
+
+/* in a 3D fill's line loop: the prefetch of the line of the next row that
+ * the next fill reads, each array's (of a cell field's, at each plane its
+ * taps read) */
+static void print_fill_prefetch(FILE *f, const char *const *names, Node *const *g, int ng, const char *ind)
+{
+    int arr[MAXARR];
+    const int n = fill_arrays(g, ng, arr);
+    for (int u = 0; u < n; ++u) {
+        const char *nm = names[arr[u]];
+        long y = 0, zlo = 0, zhi = 0;
+        for (int m = 0; m < ng; ++m) {
+            long my, mlo, mhi;
+            fill_reach(g[m], arr[u], &my, &mlo, &mhi);
+            y = m == 0 || my > y ? my : y, zlo = m == 0 || mlo < zlo ? mlo : zlo, zhi = m == 0 || mhi > zhi ? mhi : zhi;
+        }
+        for (long z = zlo; z <= zhi; ++z)
+            if (y == 0 && z == 0) fprintf(f, "%sstenc_prefetch(st_row_%s, sizeof(stn_real), %s_s0 + st_fi);\n", ind, nm, nm);
+            else fprintf(f, "%sstenc_prefetch(st_row_%s, sizeof(stn_real), %s_s0*(%ld + %s_s1*(%ld)) + st_fi);\n", ind, nm, nm, y + 1, nm, z);
+    }
+}
+
+/* a clipped fill (CLIP, FieldPrint's) of rows J, K (C expressions) over
+ * [A, B): its points inside the clip, [st_fca, st_fcb), and zero written
+ * to the rest by W (a format of one %s, the point: "st_fw0[%s]") */
+static void print_fill_clip(FILE *f, const Stencil *es, const char *const *clip, const char *j, const char *k, const char *a,
+                            const char *b, const char *w, const char *ind)
+{
+    fprintf(f, "%sconst int st_fin = (%s) >= %s && (%s) < %s", ind, j, clip[2], j, clip[3]);
+    if (es->dims == 3) fprintf(f, " && (%s) >= %s && (%s) < %s", k, clip[4], k, clip[5]);
+    fprintf(f, ";\n%sconst ptrdiff_t st_fca = st_fin ? stenc_iclamp(%s, %s, %s) : (%s);\n", ind, clip[0], a, b, b);
+    fprintf(f, "%sconst ptrdiff_t st_fcb = st_fin ? stenc_iclamp(%s, st_fca, %s) : (%s);\n", ind, clip[1], b, b);
+    for (int side = 0; side < 2; ++side) {
+        fprintf(f, "%sfor (ptrdiff_t i = %s; i < %s; ++i) ", ind, side ? "st_fcb" : a, side ? b : "st_fca");
+        fprintf(f, w, "i");
+        fprintf(f, " = 0;\n");
+    }
+}
+
 /* the ring rows of field Q's z offsets before Z, and of all fields (Q = F->n) */
 static long ring_rows_before(const Fields *F, int q, long z)
 {
@@ -73,15 +158,23 @@ static void print_field_size(FILE *f, const Fields *F)
 static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
 {
     const Field *fd = &P->F->f[q];
-    const char *nm = P->names[fd->arr];
     const long m = fd->hi[1] - fd->lo[1] + 1;
     fprintf(f, "    for (ptrdiff_t st_fy = st_jr == 0 ? %ld : %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1], fd->hi[1]);
     fprintf(f, "    stn_real *const st_fw = st_fb%d_%ld + (size_t)stenc_imod(j + st_fy, %ld) * (size_t)st_fsw;\n", q,
             z - fd->lo[2], m);
-    if (P->es->dims == 3)
-        fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*((j + st_fy) + %s_s1*(k + %ld));\n", nm, nm, nm, nm, z);
-    else fprintf(f, "    const stn_real *const st_row_%s = %s + %s_s0*(j + st_fy);\n", nm, nm, nm);
-    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = st_fo%d; i < st_fe + %ld; ++i) {\n", q, fd->hi[0]);
+    char kz[32];
+    snprintf(kz, sizeof kz, "k + %ld", z);
+    print_fill_rows(f, P->es, P->names, &fd->g, 1, "j + st_fy", kz, "    ");
+    char a[32], b[32];
+    snprintf(a, sizeof a, "st_fo%d", q);
+    snprintf(b, sizeof b, "st_fe + %ld", fd->hi[0]);
+    if (P->clip && fd->arr < 0) {
+        char w[48];
+        snprintf(w, sizeof w, "st_fw[%%s - st_fo%d]", q);
+        print_fill_clip(f, P->es, P->clip, "j + st_fy", kz, a, b, w, "    ");
+        snprintf(a, sizeof a, "st_fca"), snprintf(b, sizeof b, "st_fcb");
+    }
+    fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = %s; i < %s; ++i) {\n", a, b);
     const PrintCtx pc = {P->es, TAP_ROW, P->names, NULL, NULL, 0};
     char fmt[48];
     snprintf(fmt, sizeof fmt, "st_fw[i - st_fo%d] = %%s;", q);
@@ -112,7 +205,6 @@ static void print_field_rows(FILE *f, const FieldPrint *P)
 void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
 {
     const Fields *F = t->F;
-    const char *nm = t->names[F->f[t->q].arr];
     Node *g[MAXFIELD];
     char fmb[MAXFIELD][32];
     const char *fm[MAXFIELD];
@@ -127,22 +219,31 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
     }
     fprintf(f, "        if (%s%s%sstenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->fresh ? "!(" : "",
             t->fresh ? t->fresh : "", t->fresh ? ") && " : "", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
-    const char *sj = t->sj ? t->sj : t->j, *sk = t->sk ? t->sk : t->k;
-    if (t->es->dims == 3)
-        fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*((%s) + %s_s1*(%s));\n", nm, nm, nm, sj, nm, sk);
-    else fprintf(f, "        const stn_real *const st_row_%s = %s + %s_s0*(%s);\n", nm, nm, nm, sj);
+    const char *sj = t->sj ? t->sj : t->j, *sk = t->sk ? t->sk : t->k, *a = t->a, *b = t->b;
+    print_fill_rows(f, t->es, t->names, g, ng, sj, sk, "        ");
+    for (int u = 0; u < ng && t->clip; ++u) {
+        char w[32];
+        snprintf(w, sizeof w, "st_fw%d[%%s]", mem[u]);
+        if (u == 0) print_fill_clip(f, t->es, t->clip, sj, sk, a, b, w, "        ");
+        else { /* the other members' zeros */
+            fprintf(f, "        for (ptrdiff_t i = %s; i < st_fca; ++i) st_fw%d[i] = 0;\n", a, mem[u]);
+            fprintf(f, "        for (ptrdiff_t i = st_fcb; i < %s; ++i) st_fw%d[i] = 0;\n", b, mem[u]);
+        }
+        a = "st_fca", b = "st_fcb";
+    }
     const PrintCtx pc = {t->es, TAP_ROW, t->names, NULL, NULL, 0};
     const int lines = t->es->dims == 3;
-    if (lines) /* a line of points at a time, each after the prefetch of the
-                * line of the next row the next fill reads (row j + 1: 0.96-0.98
-                * of Good's 3D gradient's time at 256^3, perf/NOTES.md section 51) */
+    if (lines) { /* a line of points at a time, each after the prefetch of the
+                  * line of the next row the next fill reads (row j + 1: 0.96-0.98
+                  * of Good's 3D gradient's time at 256^3, perf/NOTES.md section 51) */
         fprintf(f, "        const ptrdiff_t st_fll = (ptrdiff_t)(64 / sizeof(stn_real));\n"
                    "        for (ptrdiff_t st_fi = %s; st_fi < %s; st_fi += st_fll) {\n"
-                   "        const ptrdiff_t st_fie = %s - st_fi < st_fll ? %s : st_fi + st_fll;\n"
-                   "        stenc_prefetch(st_row_%s, sizeof(stn_real), %s_s0 + st_fi);\n",
-                t->a, t->b, t->b, t->b, nm, nm);
-    fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = %s; i < %s; ++i) {\n", lines ? "st_fi" : t->a,
-            lines ? "st_fie" : t->b);
+                   "        const ptrdiff_t st_fie = %s - st_fi < st_fll ? %s : st_fi + st_fll;\n",
+                a, b, b, b);
+        print_fill_prefetch(f, t->names, g, ng, "        ");
+    }
+    fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = %s; i < %s; ++i) {\n", lines ? "st_fi" : a,
+            lines ? "st_fie" : b);
     pr_c_block(f, &pc, g, ng, fm, "            ");
     fprintf(f, "        }\n%s", lines ? "        }\n" : "");
     for (int u = 0; u < ng && (t->xlo || t->xhi); ++u) /* the end points' copies past the row's ends */
@@ -221,9 +322,26 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
     snprintf(fresh, sizeof fresh, "st_fz == %ld && st_fy == %ld", fd->hi[2], fd->hi[1]);
     const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", P->clamp ? "st_fa1" : "st_fa0", P->clamp ? "st_fe1" : "st_fe0",
                           plane_row_of, P->F, P->clamp ? "st_fsj" : NULL, P->clamp ? "st_fsk" : NULL,
-                          "st_n0 + STENC_FIELD_XPAD", P->clamp ? -fd->lo[0] : 0, P->clamp ? fd->hi[0] : 0, fresh};
+                          "st_n0 + STENC_FIELD_XPAD", P->clamp ? -fd->lo[0] : 0, P->clamp ? fd->hi[0] : 0, fresh,
+                          fd->arr < 0 ? P->clip : NULL};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
+}
+
+/* a cell field's share of PF: the row of each array its fills read that
+ * the next row's fills read first, at each plane they read */
+static void print_cell_pf(FILE *f, const FieldPrint *P, const Field *fd)
+{
+    int arr[MAXARR];
+    const int n = fill_arrays(&fd->g, 1, arr);
+    for (int u = 0; u < n; ++u) {
+        const char *nm = P->names[arr[u]];
+        long y, zlo, zhi;
+        fill_reach(fd->g, arr[u], &y, &zlo, &zhi);
+        for (long z = zlo; z <= zhi; ++z)
+            fprintf(f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*((j + %ld) + %s_s1*(k + %ld)) + st_pi);", nm, nm, nm,
+                    fd->hi[1] + y + 1, nm, fd->hi[2] + z);
+    }
 }
 
 /* PF: the prefetches, from point st_pi on, of the row the next row's fills
@@ -237,10 +355,14 @@ static void print_plane_pf(FILE *f, const FieldPrint *P)
         int first = 1;
         long dy = 0, dz = 0;
         for (int p = 0; p < F->n; ++p) {
-            if (F->f[p].arr != F->f[q].arr) continue;
+            if (F->f[p].arr != F->f[q].arr || F->f[q].arr < 0) continue;
             if (p < q) first = 0;
             dy = F->f[p].hi[1] + 1 > dy ? F->f[p].hi[1] + 1 : dy;
             dz = F->f[p].hi[2] > dz ? F->f[p].hi[2] : dz;
+        }
+        if (F->f[q].arr < 0) {
+            print_cell_pf(f, P, &F->f[q]);
+            continue;
         }
         const char *nm = P->names[F->f[q].arr];
         if (first)
@@ -316,9 +438,16 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
     t->decl = str_close(&d), t->rows = str_close(&r), t->body = str_close(&b), t->size = str_close(&z), t->pf = str_close(&pf);
     t->planes = 0;
     for (int q = 0; P && P->planes && q < P->F->n; ++q) {
-        int r0 = 0; /* a plane of each array the fills read (each field reads one tap, at its point) */
+        int r0 = 0; /* a plane of each array a point field's fills read (at its point) */
         while (r0 < q && P->F->f[r0].arr != P->F->f[q].arr) ++r0;
-        t->planes += r0 == q;
+        t->planes += r0 == q && P->F->f[q].arr >= 0;
+        int arr[MAXARR]; /* a cell field's: the planes of each array its taps read */
+        const int n = P->F->f[q].arr < 0 ? fill_arrays(&P->F->f[q].g, 1, arr) : 0;
+        for (int u = 0; u < n; ++u) {
+            long y, zlo, zhi;
+            fill_reach(P->F->f[q].g, arr[u], &y, &zlo, &zhi);
+            t->planes += (int)(zhi - zlo + 1);
+        }
     }
 }
 

@@ -256,10 +256,11 @@ void pr_row_pointers(FILE *f, const Stencil *s, Node **roots, int nroots, const 
 #define MAXFIELD 4
 #define MAXFROW 12 /* the row arrays of all fields */
 typedef struct {
-    Node *g;             /* the field at the point: a costly function of one tap at offset 0 */
+    Node *g;             /* the field at the point: a costly function of one tap at offset 0
+                          * (a cell field: of several taps, the least at offset 0) */
     long lo[3], hi[3];   /* the offsets the value reads it at */
     int row0;            /* its first row array (rows by z, then y) */
-    int arr;             /* the array its tap reads */
+    int arr;             /* the array its tap reads (-1: a cell field's taps, several arrays) */
 } Field;
 typedef struct {
     int n, nrow;
@@ -273,6 +274,10 @@ typedef struct {
  * at two offsets or more, at most MAXFIELD, their rows at most MAXFROW.
  * Returns their count (0: none, F->value is VALUE), -1 out of memory */
 int fields_plan(const Stencil *s, Node *value, int base, Fields *F);
+/* the same with cell fields too (Field.arr -1): costly subexpressions of
+ * several taps that VALUE reads at two offsets or more (an update
+ * adjoint's cell factors, gen/emit.c cell_factor_terms) */
+int fields_plan_cells(const Stencil *s, Node *value, int base, Fields *F);
 /* the same plan over several roots (F->value unset), and one root (of
  * those planned over) with its fields read from their row arrays (NULL out
  * of memory) */
@@ -293,6 +298,8 @@ typedef struct {
     int planes;          /* 3D: planes of field rows in the job's per-thread buffer */
     int clamp;           /* 3D planes: the fills read the rows clamped to the grid (a
                           * row or plane past a face holds the face's: RULE_EXTEND) */
+    const char *const *clip; /* the cell fields' points where they are evaluated (C
+                          * expressions: lo and hi along x, y, z), zero elsewhere; or NULL */
 } FieldPrint;
 /* the texts of a job's fields (backend_c.m4 stn_job's FDECL, FROW, FBODY,
  * FSIZE; PF, the job's prefetches in 3D), each allocated, "" without
@@ -335,6 +342,7 @@ typedef struct {
     const char *tag;     /* where the tag sits in a row (NULL: at st_n0) */
     long xlo, xhi;       /* copies of the row's end points past its ends (where the fill reaches them) */
     const char *fresh;   /* a C condition under which the row is not filled yet (its tag not read), or NULL */
+    const char *const *clip; /* FieldPrint's clip (the fill's points outside it zero), or NULL */
 } TaggedFill;
 void fields_print_tagged_fill(FILE *f, const TaggedFill *t);
 
