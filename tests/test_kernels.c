@@ -11,6 +11,8 @@
 #include "acoustic3d.h"
 #include "stokes3d.h"
 #include "bc.h"
+#include "fd2.h"
+#include "fd3.h"
 
 #define IX2(i, j, nx) ((i) + (nx) * (j))
 #define IX3(i, j, k, nx, ny) ((i) + (nx) * ((j) + (ny) * (k)))
@@ -355,6 +357,17 @@ static void f_bcy(size_t *n, double **a) { CK_OK(stenc_bc_bc_y_2d_f64(n[0], n[1]
 static void a_bcy(size_t *n, double **a, double **b) { CK_OK(stenc_bc_bc_y_adjoint_2d_f64(n[0], n[1], a[0], 0.5, b[0])); }
 static void f_diag(size_t *n, double **a) { CK_OK(stenc_bc_diag_2d_f64(n[0], n[1], a[1], a[0], 0.5)); }
 static void a_diag(size_t *n, double **a, double **b) { CK_OK(stenc_bc_diag_adjoint_2d_f64(n[0], n[1], a[0], 0.5, b[0], b[1])); }
+/* harmonic means: their adjoints gather each cell's factor from a field
+ * that is zero outside the cells, over the whole box (gen/emit.c
+ * cell_gather_fields); harm_xi and harm_xyi read it at y offset 1 */
+static void f_h2(size_t *n, double **a) { CK_OK(stenc_fd2_k_harm_2d_f64(n[0], n[1], a[1], a[0])); }
+static void a_h2(size_t *n, double **a, double **b) { CK_OK(stenc_fd2_k_harm_adjoint_2d_f64(n[0], n[1], a[0], b[0], b[1])); }
+static void f_h2xi(size_t *n, double **a) { CK_OK(stenc_fd2_k_harm_xi_2d_f64(n[0], n[1], a[1], a[0])); }
+static void a_h2xi(size_t *n, double **a, double **b) { CK_OK(stenc_fd2_k_harm_xi_adjoint_2d_f64(n[0], n[1], a[0], b[0], b[1])); }
+static void f_h3(size_t *n, double **a) { CK_OK(stenc_fd3_k_harm_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
+static void a_h3(size_t *n, double **a, double **b) { CK_OK(stenc_fd3_k_harm_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
+static void f_h3xyi(size_t *n, double **a) { CK_OK(stenc_fd3_k_harm_xyi_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
+static void a_h3xyi(size_t *n, double **a, double **b) { CK_OK(stenc_fd3_k_harm_xyi_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
 
 static Kern kerns[] = {
     /* arrays in the order a[]: for each, written flag */
@@ -374,6 +387,11 @@ static Kern kerns[] = {
     {"bc_x", 1, {0}, {1}, 0, f_bcx, a_bcx, {9, 6, 1}},
     {"bc_y", 1, {0}, {1}, 0, f_bcy, a_bcy, {9, 6, 1}},
     {"diag", 2, {0}, {0, 1}, 0, f_diag, a_diag, {9, 6, 1}},
+    {"harm 2D", 2, {0}, {0, 1}, 1, f_h2, a_h2, {13, 7, 1}},
+    {"harm 2D, wide rows", 2, {0}, {0, 1}, 1, f_h2, a_h2, {2100, 6, 1}},
+    {"harm_xi 2D", 2, {0}, {0, 1}, 1, f_h2xi, a_h2xi, {13, 7, 1}},
+    {"harm 3D", 2, {0}, {0, 1}, 1, f_h3, a_h3, {11, 8, 6}},
+    {"harm_xyi 3D", 2, {0}, {0, 1}, 1, f_h3xyi, a_h3xyi, {11, 8, 6}},
 };
 
 static void lens(Kern *k)
