@@ -1112,14 +1112,27 @@ static int emit_adjoint_self(FILE *jobs, AdjLines *dump, const Stencil *s, const
     char *l = str_close(&lhs);
     char fmt[512];
     Node *root = ex_mul(fac, yb);
-    snprintf(fmt, sizeof fmt, "%s = %%s;", l);
+    /* zeroed (the statement does not read what it writes): whole lines
+     * streamed on large grids, as an update's (stn_ustore), without the
+     * reads a plain store makes for each line */
+    const int zeroed = ex_is_num(root, 0) && st->lhs[0].kind == IK_VAR;
+    snprintf(fmt, sizeof fmt, zeroed ? "{ const stn_real st_gv = %%s; stn_ustore([[%s]]) }" : "%s = %%s;", l);
     const char *fmts[1] = {fmt};
     fprintf(in.f, "{\n");
     pr_c_block(in.f, pc, &root, 1, fmts, "            ");
     fprintf(in.f, "        }\n");
     free(l);
     char *sbox = str_close(&box), *sin = str_close(&in);
-    job(jobs, D, 0, 0, sbox, sin, "", "", "");
+    if (zeroed) {
+        static const char *vars[3] = {"0", "j", "k"};
+        const PrintCtx rp = {&E->s, TAP_DIRECT, NULL, vars, NULL, 0};
+        const JobOpt jo = {"", "", "", "", "", "", "", "", 0, 0, E->names[N + st->arr], "", "", "", "", "", 0};
+        fprintf(jobs, "m4_pushdef([[stn_j_ntrow]], [[&");
+        pr_tap_c(jobs, &rp, yb);
+        fprintf(jobs, "]])");
+        job_opt(jobs, D, 0, 0, sbox, sin, "", &jo);
+        fprintf(jobs, "m4_popdef([[stn_j_ntrow]])");
+    } else job(jobs, D, 0, 0, sbox, sin, "", "", "");
     free(sbox); free(sin);
     Str nm;
     str_open(&nm);

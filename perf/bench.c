@@ -359,6 +359,38 @@ static void check_hand_diff(HandDiff *h)
     if (!(err <= 1e-5 * big)) { fprintf(stderr, "stenc-bench: the hand-written loop is wrong\n"); exit(1); }
 }
 
+static void *xmalloc(size_t bytes);
+/* The Stokes viscosity adjoint's yardstick (perf/hand.h
+ * hand_visc_adjoint), f32, on the mini-app's arrays (a[0] Eta, a[4]
+ * Eta_bar, a[5] EtaC_bar: bench_kernels.h) */
+static void run_hand_visc(void *p)
+{
+    const MCtx *c = p;
+    hand_visc_adjoint(c->nx, c->a[0], c->a[4], c->a[5]);
+}
+/* the hand adjoint must add what stenc's adds, from the same EtaC_bar, to
+ * 1e-5 of the largest sum; else the run stops */
+static void check_hand_visc(MCtx *c)
+{
+    const size_t N = c->nx * c->ny * c->nz, M = (c->nx - 1) * (c->ny - 1) * (c->nz - 1);
+    float *eb = c->a[4], *cb = c->a[5], *e0 = xmalloc(N * sizeof(float)), *c0 = xmalloc(M * sizeof(float));
+    for (size_t q = 0; q < M; ++q) cb[q] = 1.0f + 1e-3f * (float)(q % 13);
+    memcpy(e0, eb, N * sizeof(float)), memcpy(c0, cb, M * sizeof(float));
+    run_mini(c);
+    float *es = xmalloc(N * sizeof(float));
+    memcpy(es, eb, N * sizeof(float)), memcpy(eb, e0, N * sizeof(float)), memcpy(cb, c0, M * sizeof(float));
+    run_hand_visc(c);
+    double err = 0, big = 0;
+    for (size_t q = 0; q < N; ++q) {
+        err = fmax(err, fabs((double)es[q] - eb[q]));
+        big = fmax(big, fabs((double)es[q] - e0[q]));
+    }
+    for (size_t q = 0; q < M; ++q) err += cb[q] != 0 ? big : 0;
+    fprintf(stderr, "stenc-bench: hand-written Stokes viscosity adjoint agrees with stenc to %.1e\n", err / big);
+    if (!(err <= 1e-5 * big)) { fprintf(stderr, "stenc-bench: the hand-written loop is wrong\n"); exit(1); }
+    free(e0); free(c0); free(es);
+}
+
 /* the arrays; with STENC_BENCH_THP=1 aligned to 2 MiB and advised to be
  * backed by transparent huge pages (the same for every peer) */
 static void *xmalloc(size_t bytes)
@@ -516,6 +548,14 @@ int main(int argc, char **argv)
                 mc.adj = 1;
                 t = median_time(run_mini, &mc);
                 row(name, "adjoint", "stenc", D, nx, ny, nz, prec, t, minis[w].adj_bytes * (double)(N * es), "copy", copy_gbs);
+                if (hand && !dbl && strcmp(name, "stokes3d.viscosity") == 0) {
+                    check_hand_visc(&mc);
+                    RoundItem a = {run_mini, &mc, {t}}, b = {run_hand_visc, &mc, {median_time(run_hand_visc, &mc)}};
+                    row(name, "adjoint", "handc", D, nx, ny, nz, prec, b.t[0], minis[w].adj_bytes * (double)(N * es), "copy",
+                        copy_gbs);
+                    const DuelKey dk = {"stenc/hand adjoint", name, prec, D, nx, ny, nz};
+                    duel(&dk, &a, &b);
+                }
                 for (int q = 0; q < 8; ++q) free(mc.a[q]);
             }
             free(x); free(m); free(g);

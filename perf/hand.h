@@ -1195,4 +1195,92 @@ static void hand_diffusion_step(size_t nx, size_t ny, size_t nz, float *restrict
     }
 }
 
+/* ---- the Stokes viscosity adjoint (stencils/stokes3d.stn kernel viscosity) ----
+ * EtaC = harm(Eta) over the (n-1)^3 cells; its adjoint adds to each point
+ * Eta_bar[p] += (1/Eta_p^2) * sum over the cells c around p of
+ * EtaC_bar[c] * 8 / S_c^2 (S_c the sum of 1/Eta over c's corners) and zeroes
+ * EtaC_bar.  Each thread marches its own run of z planes with two rings of
+ * planes: R = 1/Eta (a division a point) and G = EtaC_bar * 8 / S^2 (a
+ * division a cell), so a point costs two divisions; it gathers plane k
+ * from G's planes k - 1 and k, then zeroes EtaC_bar's plane k while it is
+ * in cache.  The plane before a thread's first, which its neighbour
+ * zeroes, is read before a barrier.  perf/NOTES.md section 66 */
+static void hand_visc_rplane(size_t n, const float *restrict e, float *restrict R)
+{
+#pragma omp simd
+    for (size_t q = 0; q < n * n; ++q) R[q] = 1.0f / e[q];
+}
+static void hand_visc_gplane(size_t n, const float *restrict R0, const float *restrict R1, const float *restrict cb,
+                             float *restrict G)
+{
+    const size_t m = n - 1;
+    for (size_t j = 0; j < m; ++j) {
+        const float *a = R0 + n * j, *b = a + n, *c = R1 + n * j, *d = c + n, *w = cb + m * j;
+        float *g = G + m * j;
+#pragma omp simd
+        for (size_t i = 0; i < m; ++i) {
+            const float s = (a[i] + a[i + 1]) + (b[i] + b[i + 1]) + (c[i] + c[i + 1]) + (d[i] + d[i + 1]);
+            g[i] = w[i] * 8.0f / (s * s);
+        }
+    }
+}
+/* plane k's points from G's planes k - 1 (Gm) and k (G0), NULL past the cells */
+static void hand_visc_gather(size_t n, const float *restrict R, const float *Gm, const float *G0, float *restrict eb)
+{
+    const size_t m = n - 1;
+    for (size_t j = 0; j < n; ++j) {
+        const float *g[4] = {0}, *pl[2] = {Gm, G0}, *r = R + n * j;
+        float *o = eb + n * j;
+        int ng = 0;
+        for (int z = 0; z < 2; ++z)
+            if (pl[z]) {
+                if (j >= 1) g[ng++] = pl[z] + m * (j - 1);
+                if (j < m) g[ng++] = pl[z] + m * j;
+            }
+        if (ng == 4) {
+            const float *g0 = g[0], *g1 = g[1], *g2 = g[2], *g3 = g[3];
+#pragma omp simd
+            for (size_t i = 1; i < m; ++i) {
+                const float s = (g0[i - 1] + g0[i]) + (g1[i - 1] + g1[i]) + (g2[i - 1] + g2[i]) + (g3[i - 1] + g3[i]);
+                o[i] += r[i] * r[i] * s;
+            }
+        } else
+            for (size_t i = 1; i < m; ++i) {
+                float s = 0;
+                for (int q = 0; q < ng; ++q) s += g[q][i - 1] + g[q][i];
+                o[i] += r[i] * r[i] * s;
+            }
+        float s0 = 0, s1 = 0;
+        for (int q = 0; q < ng; ++q) s0 += g[q][0], s1 += g[q][m - 1];
+        o[0] += r[0] * r[0] * s0, o[m] += r[m] * r[m] * s1;
+    }
+}
+static void hand_visc_adjoint(size_t n, const float *restrict Eta, float *restrict Eta_bar, float *restrict EtaC_bar)
+{
+    const size_t m = n - 1, P = n * n, C = m * m;
+#pragma omp parallel
+    {
+        const size_t t = (size_t)omp_get_thread_num(), nth = (size_t)omp_get_num_threads();
+        const size_t k0 = n * t / nth, k1 = n * (t + 1) / nth;
+        float *R[2] = {malloc(P * sizeof(float)), malloc(P * sizeof(float))};
+        float *G[2] = {malloc(C * sizeof(float)), malloc(C * sizeof(float))};
+        if (!R[0] || !R[1] || !G[0] || !G[1]) abort();
+        hand_visc_rplane(n, Eta + P * k0, R[k0 & 1]);
+        if (k0 >= 1) {
+            hand_visc_rplane(n, Eta + P * (k0 - 1), R[(k0 - 1) & 1]);
+            hand_visc_gplane(n, R[(k0 - 1) & 1], R[k0 & 1], EtaC_bar + C * (k0 - 1), G[(k0 - 1) & 1]);
+        }
+#pragma omp barrier
+        for (size_t k = k0; k < k1; ++k) {
+            if (k < m) {
+                hand_visc_rplane(n, Eta + P * (k + 1), R[(k + 1) & 1]);
+                hand_visc_gplane(n, R[k & 1], R[(k + 1) & 1], EtaC_bar + C * k, G[k & 1]);
+            }
+            hand_visc_gather(n, R[k & 1], k >= 1 ? G[(k - 1) & 1] : NULL, k < m ? G[k & 1] : NULL, Eta_bar + P * k);
+            if (k < m) memset(EtaC_bar + C * k, 0, C * sizeof(float));
+        }
+        free(R[0]); free(R[1]); free(G[0]); free(G[1]);
+    }
+}
+
 #endif
