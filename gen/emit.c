@@ -927,19 +927,20 @@ static void print_box_end(FILE *f, const Kernel *k, const Term *terms, int nterm
 
 /* q's box per dimension: st_lo/st_hi the union of the terms' ranges, st_ilo/st_ihi their
  * intersection (the interior).  WHOLE (a cell gather with its zero-extended field,
- * cell_gather_fields): the C interior is the whole box, CUDA's the intersection */
+ * cell_gather_fields): the C interior is the whole box, CUDA's the intersection
+ * (m4 stn_c_else) */
 static void print_adjoint_box(FILE *f, const Stencil *s, const Kernel *k, const Term *terms, int nterm, int whole)
 {
     for (int d = 0; d < s->dims; ++d)
         for (int pass = 0; pass < 2; ++pass)
             for (int inner = 0; inner < 2 - whole; ++inner) print_box_end(f, k, terms, nterm, d, pass, inner);
     if (!whole) return;
-    fprintf(f, "\n#ifdef __CUDACC__\n    ");
+    fprintf(f, "stn_c_else([[");
+    for (int d = 0; d < s->dims; ++d) fprintf(f, "const ptrdiff_t st_ilo%d = st_lo%d, st_ihi%d = st_hi%d;\n    ", d, d, d, d);
+    fprintf(f, "]], [[");
     for (int d = 0; d < s->dims; ++d)
         for (int pass = 0; pass < 2; ++pass) print_box_end(f, k, terms, nterm, d, pass, 1);
-    fprintf(f, "\n#else\n    ");
-    for (int d = 0; d < s->dims; ++d) fprintf(f, "const ptrdiff_t st_ilo%d = st_lo%d, st_ihi%d = st_hi%d;\n    ", d, d, d, d);
-    fprintf(f, "\n#endif\n    ");
+    fprintf(f, "]])");
 }
 
 /* whether VALUE reads the arrays of ES (not its field rows) at the point alone */

@@ -112,6 +112,9 @@ m4_define([[stn_restrict]], [[restrict]])
 m4_define([[stn_dev]], [[static inline]])
 # stn_c_only(TEXT): TEXT in the C backend only (the rolling rows' functions)
 m4_define([[stn_c_only]], [[$1]])
+# stn_c_else(C_TEXT, CUDA_TEXT): C_TEXT here, CUDA_TEXT in the CUDA backend
+# (a cell gather's interior box: gen/emit.c print_adjoint_box)
+m4_define([[stn_c_else]], [[$1]])
 
 # stn_helpers(DIMS, TEXT): per-point helper functions, both precisions.
 m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[$2]])stn_prec([[double]], [[f64]], [[$2]])]])

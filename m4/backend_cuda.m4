@@ -79,6 +79,7 @@ m4_define([[stn_dist]], [[]])
 m4_define([[stn_restrict]], [[__restrict__]])
 m4_define([[stn_dev]], [[static __device__ __forceinline__]])
 m4_define([[stn_c_only]], [[]])
+m4_define([[stn_c_else]], [[$2]])
 
 m4_define([[stn_helpers]], [[stn_prec([[float]], [[f32]], [[m4_divert(1)stn_pguard_open[[]]$2[[]]stn_pguard_close[[]]m4_divert(0)]])stn_prec([[double]], [[f64]], [[m4_divert(1)stn_pguard_open[[]]$2[[]]stn_pguard_close[[]]m4_divert(0)]])]])
 

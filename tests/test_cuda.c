@@ -220,6 +220,9 @@ START_TEST(kernels_3d_cpu_vs_gpu)
     arr_init(&s, M, 60 + (uint64_t)_i);
     CK_OK(stenc_stokes3d_viscosity_3d_f64(nx, ny, nz, s.h[0], s.h[1]));
     CK_OK(stenc_cuda_stokes3d_viscosity_3d_f64(nx, ny, nz, s.d[0], s.d[1], st));
+    /* C gathers its cell factor over the whole box, CUDA inside and on the border */
+    CK_OK(stenc_stokes3d_viscosity_adjoint_3d_f64(nx, ny, nz, s.h[0], s.h[6], s.h[7]));
+    CK_OK(stenc_cuda_stokes3d_viscosity_adjoint_3d_f64(nx, ny, nz, s.d[0], s.d[6], s.d[7], st));
     CK_OK(stenc_stokes3d_shear_3d_f64(nx, ny, nz, s.h[2], s.h[1], s.h[3], s.h[4], 1, 1));
     CK_OK(stenc_cuda_stokes3d_shear_3d_f64(nx, ny, nz, s.d[2], s.d[1], s.d[3], s.d[4], 1, 1, st));
     CK_OK(stenc_stokes3d_shear_adjoint_3d_f64(nx, ny, nz, s.h[1], s.h[3], s.h[4], 1, 1, s.h[5], s.h[6], s.h[7], s.h[2]));
