@@ -969,18 +969,24 @@ static int cell_gather_fields(const Ext *E, Node *sum, const CellGather *cg, con
     Fields F;
     const int n = fields_plan_cells(es, sum, es->narr, &F);
     const long back[3] = {-cg->m[0], -cg->m[1], -cg->m[2]};
-    *whole = n == 1 && F.f[0].arr < 0 && F.f[0].g == ex_shift(cg->z, back) && reads_point_only(F.value, es) &&
+    int outer = 0; /* the fields the gather reads: the cell field alone */
+    for (int q = 0; q < n; ++q) outer += !F.f[q].inner;
+    *whole = outer == 1 && F.f[0].arr < 0 && F.f[0].g == ex_shift(cg->z, back) && reads_point_only(F.value, es) &&
              !fields_read_written(&F, written);
     if (n < 0 || !*whole) return n < 0 ? n : job_fields(es, E->names, sum, written, 1, fmt, t);
-    char clip[6][48];
-    const char *cl[6];
-    for (int d = 0; d < 3; ++d) {
-        snprintf(clip[2 * d], sizeof clip[0], "%ld", cg->m[d]);
-        if (d < es->dims) snprintf(clip[2 * d + 1], sizeof clip[0], "(st_n%d%+ld)", d, cg->hi[d] + cg->m[d]);
-        else snprintf(clip[2 * d + 1], sizeof clip[0], "1");
-        cl[2 * d] = clip[2 * d], cl[2 * d + 1] = clip[2 * d + 1];
-    }
-    const FieldPrint fp = {es, E->names, es->narr, &F, es->dims == 3, 0, cl};
+    char text[MAXFIELD][6][48];
+    FieldClip clip;
+    memset(&clip, 0, sizeof clip);
+    for (int q = 0; q < n; ++q) /* the cell field on the statement's points, an inner field on its array's */
+        for (int d = 0; d < 3; ++d) {
+            const Array *a = F.f[q].inner ? &es->arr[F.f[q].arr] : NULL;
+            const long lo = a ? 0 : cg->m[d], hi = a ? a->ext[d] : cg->hi[d] + cg->m[d];
+            snprintf(text[q][2 * d], sizeof text[q][0], "%ld", lo);
+            if (d < es->dims) snprintf(text[q][2 * d + 1], sizeof text[q][0], "(st_n%d%+ld)", d, hi);
+            else snprintf(text[q][2 * d + 1], sizeof text[q][0], "1");
+            clip.b[q][2 * d] = text[q][2 * d], clip.b[q][2 * d + 1] = text[q][2 * d + 1];
+        }
+    const FieldPrint fp = {es, E->names, es->narr, &F, es->dims == 3, 0, &clip};
     fields_print(&fp, fmt, t);
     return n;
 }
@@ -2058,7 +2064,7 @@ static void print_roll_field_fill(FILE *f, const Roll *R, const RollIn *in, int 
     fprintf(f, "    for (ptrdiff_t st_fy = %ld; st_fy <= %ld; ++st_fy) {\n", fd->lo[1], fd->hi[1]);
     fprintf(f, "        const ptrdiff_t st_fa = st_xa%+ld, st_fb = st_xb%+ld;\n", fd->lo[0], fd->hi[0]);
     const RollFill c = {R, z};
-    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    const TaggedFill t = {in->P->es, in->P->E.names, &R->F, q, "st_jq + st_fy", kv, "st_fa", "st_fb", roll_field_row, &c, NULL, NULL, NULL, 0, 0, NULL, NULL, 0};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }

@@ -227,7 +227,7 @@ static int occ_row(Walk *w, const Fields *F, int o)
     const int inx = x.kind != IK_VAR; /* pinned: a place of the whole row */
     for (int f = 0; f < F->n; ++f) {
         const Field *fd = &F->f[f];
-        if (w->occg[o] != fd->g || (inx ? !pinned_filled(w, fd, x) : x.c < fd->lo[0] || x.c > fd->hi[0]) ||
+        if (fd->inner || w->occg[o] != fd->g || (inx ? !pinned_filled(w, fd, x) : x.c < fd->lo[0] || x.c > fd->hi[0]) ||
             y < fd->lo[1] || y > fd->hi[1] || z < fd->lo[2] || z > fd->hi[2])
             continue;
         return row_of(F, f, y, z);
@@ -298,6 +298,61 @@ static int plan_cells(Walk *w, Node *const *roots, int nroots)
     return rc;
 }
 
+/* an inner row of field R at offsets Y, Z from the fill's row: its
+ * pseudo-array (base + nrow + its number), or -1 when too many */
+static int inner_row(Fields *F, int base, int r, long y, long z)
+{
+    for (int u = 0; u < F->ninr; ++u)
+        if (F->inrf[u] == r && F->inry[u] == y && F->inrz[u] == z) return base + F->nrow + u;
+    if (F->ninr == MAXINR || base + F->nrow + F->ninr >= MAXARR) return -1;
+    F->inrf[F->ninr] = r, F->inry[F->ninr] = y, F->inrz[F->ninr] = z;
+    return base + F->nrow + F->ninr++;
+}
+
+/* Nesting (3D): the costly subexpressions of one tap that cell field C
+ * reads at two offsets or more (the harmonic mean's reciprocals) become a
+ * point field of their own, filled before C's rows and read by C's fill
+ * alone (Field.inner: no row arrays of the interior), through its rows at
+ * their offsets from the fill's row (F->inrf, inry, inrz): a division a
+ * point instead of one for each corner of a cell (perf/NOTES.md section
+ * 66).  Nothing when that field is the gather's own too, or does not fit;
+ * -1 out of memory. */
+static int plan_inner(const Stencil *s, Fields *F, int c, int base)
+{
+    Walk w;
+    if (walk_open(&w, s)) { walk_close(&w); return -1; }
+    Field *C = &F->f[c];
+    find_occurrences(&w, C->g);
+    Node *g = NULL;
+    for (int o = 0; o < w.nocc && !g; ++o)
+        if (read_twice(&w, w.occg[o])) g = w.occg[o];
+    int ok = g && F->n < MAXFIELD;
+    for (int q = 0; q < F->n && ok; ++q) ok = F->f[q].g != g;
+    Field R = {g, {0, 0, 0}, {0, 0, 0}, 0, -1, NULL, 1};
+    Node *from[MAXTAP], *to[MAXTAP];
+    int n = 0;
+    for (int o = 0; o < w.nocc && ok; ++o) {
+        if (w.occg[o] != g) continue;
+        for (int d = 0; d < 3; ++d) {
+            const long lo = C->lo[d] + w.occo[o][d], hi = C->hi[d] + w.occo[o][d];
+            R.lo[d] = n == 0 || lo < R.lo[d] ? lo : R.lo[d];
+            R.hi[d] = n == 0 || hi > R.hi[d] ? hi : R.hi[d];
+        }
+        R.arr = occ_tap(&w, w.occ[o])->ref;
+        const int u = inner_row(F, base, F->n, w.occo[o][1], w.occo[o][2]);
+        const Index at[3] = {{IK_VAR, w.occo[o][0]}, {IK_VAR, 0}, {IK_VAR, 0}};
+        ok = u >= 0;
+        from[n] = w.occ[o], to[n++] = ok ? ex_tap(u, at) : NULL;
+    }
+    ok = ok && R.hi[0] - R.lo[0] <= 32 && R.hi[1] - R.lo[1] < 4 && R.hi[2] - R.lo[2] < 4;
+    if (ok) {
+        C->fill = ex_substitute(C->g, from, to, n);
+        F->f[F->n++] = R;
+    } else F->ninr = 0;
+    walk_close(&w);
+    return 0;
+}
+
 static int plan_roots(const Stencil *s, Node *const *roots, int nroots, int base, int cells, Fields *F)
 {
     memset(F, 0, sizeof *F);
@@ -311,11 +366,16 @@ static int plan_roots(const Stencil *s, Node *const *roots, int nroots, int base
         for (int f = 0; f < F->n; ++f) known |= F->f[f].g == w.occg[o];
         if (known || F->n == MAXFIELD) continue;
         const Node *t = occ_tap(&w, w.occ[o]);
-        Field fd = {w.occg[o], {0, 0, 0}, {0, 0, 0}, 0, t ? t->ref : -1}; /* -1: a cell field */
+        Field fd = {w.occg[o], {0, 0, 0}, {0, 0, 0}, 0, t ? t->ref : -1, NULL, 0}; /* -1: a cell field */
         if (field_extent(&w, &fd, fd.g)) F->f[F->n++] = fd;
     }
     if (F->n == 0 || !field_rows(F, base)) F->n = F->nrow = 0;
     walk_close(&w);
+    for (int q = 0; q < F->n && s->dims == 3; ++q) /* the first cell field's inner field */
+        if (F->f[q].arr < 0) {
+            if (plan_inner(s, F, q, base)) return -1;
+            break;
+        }
     return F->n;
 }
 
@@ -360,7 +420,7 @@ int fields_plan_cells(const Stencil *s, Node *value, int base, Fields *F) { retu
 int fields_leader(const Fields *F, int q)
 {
     for (int l = 0; l < q && F->f[q].arr >= 0; ++l)
-        if (F->f[l].arr == F->f[q].arr && !memcmp(F->f[l].lo, F->f[q].lo, sizeof F->f[q].lo) &&
+        if (F->f[l].arr == F->f[q].arr && F->f[l].inner == F->f[q].inner && !memcmp(F->f[l].lo, F->f[q].lo, sizeof F->f[q].lo) &&
             !memcmp(F->f[l].hi, F->f[q].hi, sizeof F->f[q].hi))
             return l;
     return q;

@@ -17,7 +17,7 @@
  * array) and each row array's strip origin (st_foF, its field's) */
 typedef struct {
     const char *names[MAXARR], *xorg[MAXARR];
-    char rown[MAXFROW][16], orgn[MAXFIELD][16];
+    char rown[MAXFROW][16], orgn[MAXFIELD][16], inrn[MAXINR][16];
 } FieldNames;
 
 static void field_names(const FieldPrint *P, FieldNames *fn)
@@ -30,21 +30,27 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
         fn->names[P->N + r] = fn->rown[r];
         fn->xorg[P->N + r] = P->planes ? NULL : fn->orgn[P->F->rowf[r]]; /* planes: whole rows */
     }
+    for (int u = 0; u < P->F->ninr; ++u) { /* an inner field's rows, in a cell field's fill (3D) */
+        snprintf(fn->inrn[u], sizeof fn->inrn[u], "st_fq%d", u);
+        fn->names[P->N + P->F->nrow + u] = fn->inrn[u];
+    }
 }
 
 /* a row's elements in the thread's buffer of field rows, 2D and 3D: the
  * width backend_c.m4 stn_job allocates its FSIZE rows with */
 #define FIELD_ROW_WIDTH "st_n0 + STENC_ROW_PAD"
 
-/* the arrays that the fills of fields G[0 .. NG) read, each once (a cell
- * field's several; a point field's one); their count */
-static int fill_arrays(Node *const *g, int ng, int *arr)
+/* the arrays that the fills of fields G[0 .. NG) read from memory (those
+ * below NREAL, 0: all), each once (a cell field's several; a point
+ * field's one); their count */
+static int fill_arrays(Node *const *g, int ng, int nreal, int *arr)
 {
     int n = 0;
     for (int u = 0; u < ng; ++u) {
         Node *taps[MAXTAP];
         const int nt = ex_taps(g[u], -1, taps, MAXTAP);
         for (int t = 0; t < nt && t < MAXTAP; ++t) {
+            if (nreal > 0 && taps[t]->ref >= nreal) continue;
             int v = 0;
             while (v < n && arr[v] != taps[t]->ref) ++v;
             if (v == n && n < MAXARR) arr[n++] = taps[t]->ref;
@@ -70,11 +76,11 @@ static void fill_reach(Node *g, int a, long *y, long *zlo, long *zhi)
 
 /* the row pointers st_row_NAME of the arrays the fills of fields G[0 ..
  * NG) read, at grid row J (and plane K in 3D; C expressions) */
-static void print_fill_rows(FILE *f, const Stencil *es, const char *const *names, Node *const *g, int ng, const char *j,
-                            const char *k, const char *ind)
+static void print_fill_rows(FILE *f, const Stencil *es, const char *const *names, int nreal, Node *const *g, int ng,
+                            const char *j, const char *k, const char *ind)
 {
     int arr[MAXARR];
-    const int n = fill_arrays(g, ng, arr);
+    const int n = fill_arrays(g, ng, nreal, arr);
     for (int u = 0; u < n; ++u) {
         const char *nm = names[arr[u]];
         if (es->dims == 3)
@@ -86,10 +92,10 @@ static void print_fill_rows(FILE *f, const Stencil *es, const char *const *names
 /* in a 3D fill's line loop: the prefetch of the line of the next row that
  * the next fill reads, each array's (of a cell field's, at each plane its
  * taps read) */
-static void print_fill_prefetch(FILE *f, const char *const *names, Node *const *g, int ng, const char *ind)
+static void print_fill_prefetch(FILE *f, const char *const *names, int nreal, Node *const *g, int ng, const char *ind)
 {
     int arr[MAXARR];
-    const int n = fill_arrays(g, ng, arr);
+    const int n = fill_arrays(g, ng, nreal, arr);
     for (int u = 0; u < n; ++u) {
         const char *nm = names[arr[u]];
         long y = 0, zlo = 0, zhi = 0;
@@ -164,14 +170,14 @@ static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
             z - fd->lo[2], m);
     char kz[32];
     snprintf(kz, sizeof kz, "k + %ld", z);
-    print_fill_rows(f, P->es, P->names, &fd->g, 1, "j + st_fy", kz, "    ");
+    print_fill_rows(f, P->es, P->names, P->N, &fd->g, 1, "j + st_fy", kz, "    ");
     char a[32], b[32];
     snprintf(a, sizeof a, "st_fo%d", q);
     snprintf(b, sizeof b, "st_fe + %ld", fd->hi[0]);
-    if (P->clip && fd->arr < 0) {
+    if (P->clip && P->clip->b[q][0]) {
         char w[48];
         snprintf(w, sizeof w, "st_fw[%%s - st_fo%d]", q);
-        print_fill_clip(f, P->es, P->clip, "j + st_fy", kz, a, b, w, "    ");
+        print_fill_clip(f, P->es, P->clip->b[q], "j + st_fy", kz, a, b, w, "    ");
         snprintf(a, sizeof a, "st_fca"), snprintf(b, sizeof b, "st_fcb");
     }
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = %s; i < %s; ++i) {\n", a, b);
@@ -215,12 +221,12 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
         t->row(f, t->ctx, m);
         fprintf(f, ";\n");
         snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
-        mem[ng] = m, g[ng] = F->f[m].g, fm[ng] = fmb[ng], ++ng;
+        mem[ng] = m, g[ng] = F->f[m].fill ? F->f[m].fill : F->f[m].g, fm[ng] = fmb[ng], ++ng;
     }
     fprintf(f, "        if (%s%s%sstenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->fresh ? "!(" : "",
             t->fresh ? t->fresh : "", t->fresh ? ") && " : "", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
     const char *sj = t->sj ? t->sj : t->j, *sk = t->sk ? t->sk : t->k, *a = t->a, *b = t->b;
-    print_fill_rows(f, t->es, t->names, g, ng, sj, sk, "        ");
+    print_fill_rows(f, t->es, t->names, t->nreal, g, ng, sj, sk, "        ");
     for (int u = 0; u < ng && t->clip; ++u) {
         char w[32];
         snprintf(w, sizeof w, "st_fw%d[%%s]", mem[u]);
@@ -240,7 +246,7 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
                    "        for (ptrdiff_t st_fi = %s; st_fi < %s; st_fi += st_fll) {\n"
                    "        const ptrdiff_t st_fie = %s - st_fi < st_fll ? %s : st_fi + st_fll;\n",
                 a, b, b, b);
-        print_fill_prefetch(f, t->names, g, ng, "        ");
+        print_fill_prefetch(f, t->names, t->nreal, g, ng, "        ");
     }
     fprintf(f, "        #pragma omp simd\n        for (ptrdiff_t i = %s; i < %s; ++i) {\n", lines ? "st_fi" : a,
             lines ? "st_fie" : b);
@@ -320,10 +326,20 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
      * no row before it in the march filled it */
     char fresh[64];
     snprintf(fresh, sizeof fresh, "st_fz == %ld && st_fy == %ld", fd->hi[2], fd->hi[1]);
-    const TaggedFill t = {P->es, P->names, P->F, q, "st_fj", "st_fk", P->clamp ? "st_fa1" : "st_fa0", P->clamp ? "st_fe1" : "st_fe0",
+    FieldNames fn;
+    field_names(P, &fn);
+    for (int u = 0; u < P->F->ninr && fd->fill; ++u) { /* the inner field's rows that its fill reads */
+        char dy[32], kv[32];
+        snprintf(dy, sizeof dy, "st_fy + %ld", P->F->inry[u]);
+        snprintf(kv, sizeof kv, "st_fk + %ld", P->F->inrz[u]);
+        fprintf(f, "        const stn_real *const st_row_st_fq%d = ", u);
+        print_plane_row(f, P->F, P->F->inrf[u], dy, kv);
+        fprintf(f, ";\n");
+    }
+    const TaggedFill t = {P->es, fn.names, P->F, q, "st_fj", "st_fk", P->clamp ? "st_fa1" : "st_fa0", P->clamp ? "st_fe1" : "st_fe0",
                           plane_row_of, P->F, P->clamp ? "st_fsj" : NULL, P->clamp ? "st_fsk" : NULL,
                           "st_n0 + STENC_FIELD_XPAD", P->clamp ? -fd->lo[0] : 0, P->clamp ? fd->hi[0] : 0, fresh,
-                          fd->arr < 0 ? P->clip : NULL};
+                          P->clip && P->clip->b[q][0] ? P->clip->b[q] : NULL, P->N};
     fields_print_tagged_fill(f, &t);
     fprintf(f, "    }\n");
 }
@@ -333,7 +349,8 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
 static void print_cell_pf(FILE *f, const FieldPrint *P, const Field *fd)
 {
     int arr[MAXARR];
-    const int n = fill_arrays(&fd->g, 1, arr);
+    Node *g = fd->fill ? fd->fill : fd->g;
+    const int n = fill_arrays(&g, 1, P->N, arr);
     for (int u = 0; u < n; ++u) {
         const char *nm = P->names[arr[u]];
         long y, zlo, zhi;
@@ -382,8 +399,9 @@ static void print_plane_rows(FILE *f, const FieldPrint *P)
 {
     const Fields *F = P->F;
     fprintf(f, "    const ptrdiff_t st_fjs = st_fs0 + st_jr; /* row j's ring slot, plus st_fry or not */\n");
-    for (int q = 0; q < F->n; ++q)
-        if (fields_leader(F, q) == q) print_plane_fill(f, P, q);
+    for (int inner = 1; inner >= 0; --inner) /* inner fields first: the others' fills read them */
+        for (int q = 0; q < F->n; ++q)
+            if (fields_leader(F, q) == q && F->f[q].inner == inner) print_plane_fill(f, P, q);
     for (int r = 0; r < F->nrow; ++r) {
         char jv[32], kv[32];
         snprintf(jv, sizeof jv, "(%ld)", F->rowy[r]);
@@ -442,7 +460,8 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
         while (r0 < q && P->F->f[r0].arr != P->F->f[q].arr) ++r0;
         t->planes += r0 == q && P->F->f[q].arr >= 0;
         int arr[MAXARR]; /* a cell field's: the planes of each array its taps read */
-        const int n = P->F->f[q].arr < 0 ? fill_arrays(&P->F->f[q].g, 1, arr) : 0;
+        Node *g = P->F->f[q].fill ? P->F->f[q].fill : P->F->f[q].g;
+        const int n = P->F->f[q].arr < 0 ? fill_arrays(&g, 1, P->N, arr) : 0;
         for (int u = 0; u < n; ++u) {
             long y, zlo, zhi;
             fill_reach(P->F->f[q].g, arr[u], &y, &zlo, &zhi);

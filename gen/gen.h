@@ -261,13 +261,22 @@ typedef struct {
     long lo[3], hi[3];   /* the offsets the value reads it at */
     int row0;            /* its first row array (rows by z, then y) */
     int arr;             /* the array its tap reads (-1: a cell field's taps, several arrays) */
+    Node *fill;          /* what its fill evaluates: g, or a cell field's g reading its
+                          * inner field's rows (Fields.inr), or NULL for g */
+    int inner;           /* read by a cell field's fill alone: no row arrays of its own */
 } Field;
+#define MAXINR 8
 typedef struct {
     int n, nrow;
     Field f[MAXFIELD];
     Node *value;         /* the value, each field read from a row array: array base + row */
     int rowf[MAXFROW];   /* each row array's field, y and z offset */
     long rowy[MAXFROW], rowz[MAXFROW];
+    int ninr;            /* the rows of an inner field that a cell field's fill reads (its
+                          * pseudo-arrays from base + nrow): the field, and the y and z
+                          * offset from the fill's row */
+    int inrf[MAXINR];
+    long inry[MAXINR], inrz[MAXINR];
 } Fields;
 /* the point fields of VALUE (an expression over S's arrays; their row arrays
  * numbered from BASE): every costly subexpression of one tap that it reads
@@ -288,6 +297,11 @@ Node *fields_apply(const Stencil *s, const Fields *F, Node *root, int base);
  * cover it (the 3D planes' rows hold what the strips of the interior
  * [L, n - R) filled, rows of NMIN points or more), else as written */
 Node *fields_apply_ends(const Stencil *s, const Fields *F, Node *root, int base, long L, long R, long nmin);
+/* each field's points where its fill evaluates it (C expressions: lo and
+ * hi along x, y, z; NULL: all), zero written elsewhere */
+typedef struct {
+    const char *b[MAXFIELD][6];
+} FieldClip;
 /* what fields_print prints from: ES the stencil (with any gradient arrays),
  * NAMES its N arrays' names, F the plan (row arrays from N on) */
 typedef struct {
@@ -298,8 +312,7 @@ typedef struct {
     int planes;          /* 3D: planes of field rows in the job's per-thread buffer */
     int clamp;           /* 3D planes: the fills read the rows clamped to the grid (a
                           * row or plane past a face holds the face's: RULE_EXTEND) */
-    const char *const *clip; /* the cell fields' points where they are evaluated (C
-                          * expressions: lo and hi along x, y, z), zero elsewhere; or NULL */
+    const FieldClip *clip; /* where each field is evaluated, zero elsewhere; or NULL */
 } FieldPrint;
 /* the texts of a job's fields (backend_c.m4 stn_job's FDECL, FROW, FBODY,
  * FSIZE; PF, the job's prefetches in 3D), each allocated, "" without
@@ -342,7 +355,9 @@ typedef struct {
     const char *tag;     /* where the tag sits in a row (NULL: at st_n0) */
     long xlo, xhi;       /* copies of the row's end points past its ends (where the fill reaches them) */
     const char *fresh;   /* a C condition under which the row is not filled yet (its tag not read), or NULL */
-    const char *const *clip; /* FieldPrint's clip (the fill's points outside it zero), or NULL */
+    const char *const *clip; /* the leader's clip (FieldClip; the fill's points outside it zero), or NULL */
+    int nreal;           /* the arrays of NAMES the fills read from memory (the rest: field
+                          * rows, their pointers declared before), 0 all */
 } TaggedFill;
 void fields_print_tagged_fill(FILE *f, const TaggedFill *t);
 
