@@ -313,6 +313,57 @@ START_TEST(boundary_kernels)
 }
 END_TEST
 
+/* The viscosity adjoint against the harmonic mean's derivative written
+ * out: each cell c adds EtaC_bar[c] * 8 / S_c^2 / Eta[p]^2 to each of its
+ * corners p (S_c the sum of its corners' 1/Eta) and zeroes EtaC_bar[c].
+ * Both precisions, on grids of several tiles and strips of cell and
+ * reciprocal rows (the sanitized build's are small), from a start of
+ * Eta_bar that is not zero. */
+START_TEST(viscosity_adjoint_reference)
+{
+    const size_t grids[2][3] = {{75, 23, 19}, {300, 7, 9}};
+    for (int g = 0; g < 2; ++g)
+        for (int dbl = 0; dbl <= 1; ++dbl) {
+            const size_t nx = grids[g][0], ny = grids[g][1], nz = grids[g][2], N = nx * ny * nz;
+            const size_t M = (nx - 1) * (ny - 1) * (nz - 1);
+            rng_t r = {31 + (uint64_t)g};
+            double *Eta = dalloc(N), *Eb = dalloc(N), *Cb = dalloc(M), *want = dalloc(N);
+            dfill(Eta, N, &r, 0.5, 2); dfill(Eb, N, &r, -1, 1); dfill(Cb, M, &r, -1, 1);
+            memcpy(want, Eb, N * sizeof(double));
+            for (size_t k = 0; k + 1 < nz; ++k)
+                for (size_t j = 0; j + 1 < ny; ++j)
+                    for (size_t i = 0; i + 1 < nx; ++i) {
+                        double s = 0;
+                        for (int c = 0; c < 8; ++c) s += 1.0 / Eta[IX3(i + (c & 1), j + ((c >> 1) & 1), k + (c >> 2), nx, ny)];
+                        const double w = Cb[IX3(i, j, k, nx - 1, ny - 1)] * 8.0 / (s * s);
+                        for (int c = 0; c < 8; ++c) {
+                            const size_t p = IX3(i + (c & 1), j + ((c >> 1) & 1), k + (c >> 2), nx, ny);
+                            want[p] += w / (Eta[p] * Eta[p]);
+                        }
+                    }
+            double err = 0, big = 0;
+            size_t left = 0;
+            if (dbl) {
+                CK_OK(stenc_stokes3d_viscosity_adjoint_3d_f64(nx, ny, nz, Eta, Eb, Cb));
+                for (size_t p = 0; p < N; ++p) err = fmax(err, fabs(Eb[p] - want[p])), big = fmax(big, fabs(want[p]));
+                for (size_t c = 0; c < M; ++c) left += Cb[c] != 0;
+            } else {
+                float *fe = falloc(N), *fb = falloc(N), *fc = falloc(M);
+                for (size_t p = 0; p < N; ++p) fe[p] = (float)Eta[p], fb[p] = (float)Eb[p];
+                for (size_t c = 0; c < M; ++c) fc[c] = (float)Cb[c];
+                CK_OK(stenc_stokes3d_viscosity_adjoint_3d_f32(nx, ny, nz, fe, fb, fc));
+                for (size_t p = 0; p < N; ++p) err = fmax(err, fabs(fb[p] - want[p])), big = fmax(big, fabs(want[p]));
+                for (size_t c = 0; c < M; ++c) left += fc[c] != 0;
+                free(fe); free(fb); free(fc);
+            }
+            ck_assert_msg(err <= (dbl ? 1e-13 : 1e-5) * big, "%zu x %zu x %zu %s: off by %g of %g", nx, ny, nz,
+                          dbl ? "f64" : "f32", err, big);
+            ck_assert_msg(left == 0, "%zu of EtaC_bar not zeroed", left);
+            free(Eta); free(Eb); free(Cb); free(want);
+        }
+}
+END_TEST
+
 /* ---------------- adjoints: dot-product test ----------------
  * A kernel maps the state (all arrays it reads, and the old values of the
  * arrays it writes) to the new values of the written arrays.  With J its
@@ -507,6 +558,7 @@ int main(void)
     tcase_add_test(tc, diffusion_streamed);
     tcase_add_test(tc, acoustic_steps);
     tcase_add_test(tc, stokes_kernels);
+    tcase_add_test(tc, viscosity_adjoint_reference);
     tcase_add_test(tc, boundary_kernels);
     tcase_add_loop_test(tc, adjoint_dot_products, 0, (int)(sizeof kerns / sizeof *kerns));
     tcase_add_test(tc, threads_identical);
