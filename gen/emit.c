@@ -579,13 +579,6 @@ static void update_bodies(const Stencil *s, const Kernel *k, int streamed, char 
     *sin = str_close(&in), *sbd = str_close(&bd);
 }
 
-/* A job's point fields (fields.c; the C row functions, not CUDA): where
- * EXPR (NULL: none) reads a costly subexpression of one tap (the
- * reciprocals of a harmonic mean) at several offsets, of an array the job
- * does not write (WRITTEN, by array of ES), each is evaluated once a point
- * into rows (backend_c.m4 stn_rowfn_fields; fields_print.c); *T the
- * job's texts (the point's statement FMT), "" without fields.  Returns
- * the fields' count, -1 out of memory. */
 /* whether a fill of F's fields reads an array the job writes */
 static int fields_read_written(const Fields *F, const int *written)
 {
@@ -598,6 +591,14 @@ static int fields_read_written(const Fields *F, const int *written)
     return 0;
 }
 
+/* A job's point fields (fields.c; the C row functions, not CUDA): where
+ * EXPR (NULL: none) reads a costly subexpression of one tap (the
+ * reciprocals of a harmonic mean) at several offsets, of arrays the job
+ * does not write (WRITTEN, by array of ES), each is evaluated once a point
+ * into rows (backend_c.m4 stn_rowfn_fields; fields_print.c); with CELLS
+ * (an update adjoint's gather) its cell fields too, subexpressions of
+ * several taps; *T the job's texts (the point's statement FMT), "" without
+ * fields.  Returns the fields' count, -1 out of memory. */
 static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, int cells,
                       const char *fmt, FieldText *t)
 {

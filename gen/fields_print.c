@@ -230,10 +230,10 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
     for (int u = 0; u < ng && t->clip; ++u) {
         char w[32];
         snprintf(w, sizeof w, "st_fw%d[%%s]", mem[u]);
-        if (u == 0) print_fill_clip(f, t->es, t->clip, sj, sk, a, b, w, "        ");
+        if (u == 0) print_fill_clip(f, t->es, t->clip, sj, sk, t->a, t->b, w, "        ");
         else { /* the other members' zeros */
-            fprintf(f, "        for (ptrdiff_t i = %s; i < st_fca; ++i) st_fw%d[i] = 0;\n", a, mem[u]);
-            fprintf(f, "        for (ptrdiff_t i = st_fcb; i < %s; ++i) st_fw%d[i] = 0;\n", b, mem[u]);
+            fprintf(f, "        for (ptrdiff_t i = %s; i < st_fca; ++i) st_fw%d[i] = 0;\n", t->a, mem[u]);
+            fprintf(f, "        for (ptrdiff_t i = st_fcb; i < %s; ++i) st_fw%d[i] = 0;\n", t->b, mem[u]);
         }
         a = "st_fca", b = "st_fcb";
     }
@@ -354,7 +354,7 @@ static void print_cell_pf(FILE *f, const FieldPrint *P, const Field *fd)
     for (int u = 0; u < n; ++u) {
         const char *nm = P->names[arr[u]];
         long y, zlo, zhi;
-        fill_reach(fd->g, arr[u], &y, &zlo, &zhi);
+        fill_reach(g, arr[u], &y, &zlo, &zhi);
         for (long z = zlo; z <= zhi; ++z)
             fprintf(f, " stenc_prefetch(%s, sizeof(*%s), %s_s0*((j + %ld) + %s_s1*(k + %ld)) + st_pi);", nm, nm, nm,
                     fd->hi[1] + y + 1, nm, fd->hi[2] + z);
@@ -464,7 +464,7 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
         const int n = P->F->f[q].arr < 0 ? fill_arrays(&g, 1, P->N, arr) : 0;
         for (int u = 0; u < n; ++u) {
             long y, zlo, zhi;
-            fill_reach(P->F->f[q].g, arr[u], &y, &zlo, &zhi);
+            fill_reach(g, arr[u], &y, &zlo, &zhi);
             t->planes += (int)(zhi - zlo + 1);
         }
     }
