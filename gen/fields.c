@@ -309,7 +309,7 @@ static int inner_row(Fields *F, int base, int r, long y, long z)
     return base + F->nrow + F->ninr++;
 }
 
-/* Nesting (3D): the costly subexpressions of one tap that cell field C
+/* Nesting: the costly subexpressions of one tap that cell field C
  * reads at two offsets or more (the harmonic mean's reciprocals) become a
  * point field of their own, filled before C's rows and read by C's fill
  * alone (Field.inner: no row arrays of the interior), through its rows at
@@ -371,7 +371,7 @@ static int plan_roots(const Stencil *s, Node *const *roots, int nroots, int base
     }
     if (F->n == 0 || !field_rows(F, base)) F->n = F->nrow = 0;
     walk_close(&w);
-    for (int q = 0; q < F->n && s->dims == 3; ++q) /* the first cell field's inner field */
+    for (int q = 0; q < F->n; ++q) /* the first cell field's inner field */
         if (F->f[q].arr < 0) {
             if (plan_inner(s, F, q, base)) return -1;
             break;

@@ -30,9 +30,10 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
         fn->names[P->N + r] = fn->rown[r];
         fn->xorg[P->N + r] = P->planes ? NULL : fn->orgn[P->F->rowf[r]]; /* planes: whole rows */
     }
-    for (int u = 0; u < P->F->ninr; ++u) { /* an inner field's rows, in a cell field's fill (3D) */
+    for (int u = 0; u < P->F->ninr; ++u) { /* an inner field's rows, in a cell field's fill */
         snprintf(fn->inrn[u], sizeof fn->inrn[u], "st_fq%d", u);
         fn->names[P->N + P->F->nrow + u] = fn->inrn[u];
+        fn->xorg[P->N + P->F->nrow + u] = P->planes ? NULL : fn->orgn[P->F->inrf[u]];
     }
 }
 
@@ -170,7 +171,14 @@ static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
             z - fd->lo[2], m);
     char kz[32];
     snprintf(kz, sizeof kz, "k + %ld", z);
-    print_fill_rows(f, P->es, P->names, P->N, &fd->g, 1, "j + st_fy", kz, "    ");
+    const Fields *F = P->F;
+    for (int u = 0; u < F->ninr && fd->fill; ++u) { /* the inner field's ring rows that its fill reads */
+        const Field *r = &F->f[F->inrf[u]];
+        fprintf(f, "    const stn_real *const st_row_st_fq%d = st_fb%d_%ld + (size_t)stenc_imod(j + st_fy + %ld, %ld) * (size_t)st_fsw;\n",
+                u, F->inrf[u], z + F->inrz[u] - r->lo[2], F->inry[u], r->hi[1] - r->lo[1] + 1);
+    }
+    Node *g = fd->fill ? fd->fill : fd->g;
+    print_fill_rows(f, P->es, P->names, P->N, &g, 1, "j + st_fy", kz, "    ");
     char a[32], b[32];
     snprintf(a, sizeof a, "st_fo%d", q);
     snprintf(b, sizeof b, "st_fe + %ld", fd->hi[0]);
@@ -181,11 +189,12 @@ static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
         snprintf(a, sizeof a, "st_fca"), snprintf(b, sizeof b, "st_fcb");
     }
     fprintf(f, "    #pragma omp simd\n    for (ptrdiff_t i = %s; i < %s; ++i) {\n", a, b);
-    const PrintCtx pc = {P->es, TAP_ROW, P->names, NULL, NULL, 0};
+    FieldNames fn;
+    field_names(P, &fn);
+    const PrintCtx pc = {P->es, TAP_ROW, fn.names, NULL, fn.xorg, 0};
     char fmt[48];
     snprintf(fmt, sizeof fmt, "st_fw[i - st_fo%d] = %%s;", q);
     const char *fm = fmt;
-    Node *g = fd->g;
     pr_c_block(f, &pc, &g, 1, &fm, "        ");
     fprintf(f, "    }\n    }\n");
 }
@@ -194,10 +203,12 @@ static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
 static void print_field_rows(FILE *f, const FieldPrint *P)
 {
     const Fields *F = P->F;
-    for (int q = 0; q < F->n; ++q) {
-        fprintf(f, "    const ptrdiff_t st_fo%d = st_fa + (%ld);\n", q, F->f[q].lo[0]);
-        for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z) print_field_fill(f, P, q, z);
-    }
+    for (int inner = 1; inner >= 0; --inner) /* inner fields first: the others' fills read them */
+        for (int q = 0; q < F->n; ++q) {
+            if (F->f[q].inner != inner) continue;
+            fprintf(f, "    const ptrdiff_t st_fo%d = st_fa + (%ld);\n", q, F->f[q].lo[0]);
+            for (long z = F->f[q].lo[2]; z <= F->f[q].hi[2]; ++z) print_field_fill(f, P, q, z);
+        }
     for (int r = 0; r < F->nrow; ++r) {
         const Field *fd = &F->f[F->rowf[r]];
         fprintf(f, "    const stn_real *const st_row_st_fr%d = st_fb%d_%ld + (size_t)stenc_imod(j + %ld, %ld) * (size_t)st_fsw;"
