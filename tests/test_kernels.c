@@ -13,6 +13,7 @@
 #include "bc.h"
 #include "fd2.h"
 #include "fd3.h"
+#include "cellf.h"
 
 #define IX2(i, j, nx) ((i) + (nx) * (j))
 #define IX3(i, j, k, nx, ny) ((i) + (nx) * ((j) + (ny) * (k)))
@@ -419,6 +420,16 @@ static void f_h3(size_t *n, double **a) { CK_OK(stenc_fd3_k_harm_3d_f64(n[0], n[
 static void a_h3(size_t *n, double **a, double **b) { CK_OK(stenc_fd3_k_harm_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
 static void f_h3xyi(size_t *n, double **a) { CK_OK(stenc_fd3_k_harm_xyi_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
 static void a_h3xyi(size_t *n, double **a, double **b) { CK_OK(stenc_fd3_k_harm_xyi_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
+/* tests/stencils/cellf.stn: cell factors of two arrays, without a part of
+ * the tap's own, at a fixed plane, of two statements */
+static void f_cf2(size_t *n, double **a) { CK_OK(stenc_cellf_k_two_3d_f64(n[0], n[1], n[2], a[2], a[0], a[1])); }
+static void a_cf2(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_two_adjoint_3d_f64(n[0], n[1], n[2], a[0], a[1], b[0], b[1], b[2])); }
+static void f_cfr(size_t *n, double **a) { CK_OK(stenc_cellf_k_root_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
+static void a_cfr(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_root_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
+static void f_cff(size_t *n, double **a) { CK_OK(stenc_cellf_k_face_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
+static void a_cff(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_face_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
+static void f_cfp(size_t *n, double **a) { CK_OK(stenc_cellf_k_pair_3d_f64(n[0], n[1], n[2], a[1], a[2], a[0])); }
+static void a_cfp(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_pair_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1], b[2])); }
 
 static Kern kerns[] = {
     /* arrays in the order a[]: for each, written flag */
@@ -443,6 +454,11 @@ static Kern kerns[] = {
     {"harm_xi 2D", 2, {0}, {0, 1}, 1, f_h2xi, a_h2xi, {13, 7, 1}},
     {"harm 3D", 2, {0}, {0, 1}, 1, f_h3, a_h3, {11, 8, 6}},
     {"harm_xyi 3D", 2, {0}, {0, 1}, 1, f_h3xyi, a_h3xyi, {11, 8, 6}},
+    {"cell factor of two arrays", 3, {0}, {0, 0, 1}, 1, f_cf2, a_cf2, {11, 8, 6}},
+    {"cell factor of two arrays, wide rows", 3, {0}, {0, 0, 1}, 1, f_cf2, a_cf2, {300, 7, 5}},
+    {"cell factor, no own part", 2, {0}, {0, 1}, 1, f_cfr, a_cfr, {11, 8, 6}},
+    {"cell factor at a fixed plane", 2, {0}, {0, 1}, 1, f_cff, a_cff, {11, 8, 6}},
+    {"cell factors of two statements", 3, {0}, {0, 1, 1}, 1, f_cfp, a_cfp, {11, 8, 6}},
 };
 
 static void lens(Kern *k)
