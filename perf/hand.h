@@ -1196,7 +1196,7 @@ static void hand_diffusion_step(size_t nx, size_t ny, size_t nz, float *restrict
 }
 
 /* ---- the Stokes viscosity adjoint (stencils/stokes3d.stn kernel viscosity) ----
- * EtaC = harm(Eta) over the (n-1)^3 cells; its adjoint adds to each point
+ * EtaC = harm(Eta) over the (n-1)^3 cells of an n^3 grid; its adjoint adds to each point
  * Eta_bar[p] += (1/Eta_p^2) * sum over the cells c around p of
  * EtaC_bar[c] * 8 / S_c^2 (S_c the sum of 1/Eta over c's corners) and zeroes
  * EtaC_bar.  Each thread marches its own run of z planes with two rings of
