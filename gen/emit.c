@@ -831,6 +831,23 @@ typedef struct {
     long hi[3];  /* the statement's points: [0, n_d + hi[d]) */
 } CellGather;
 
+/* whether the terms' taps fill a box of offsets: then every point of the
+ * union of their ranges is some term's, and the whole box's gather adds
+ * nothing to a point the statement does not read (an own part there, 1/x^2
+ * of a value no term reads, is never evaluated as 0 * inf) */
+static int taps_fill_box(const Stencil *s, const Term *terms, int nterm)
+{
+    long lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, cells = 1;
+    for (int d = 0; d < s->dims; ++d) {
+        for (int t = 0; t < nterm; ++t) {
+            const long c = terms[t].tap->idx[d].c;
+            lo[d] = t == 0 || c < lo[d] ? c : lo[d], hi[d] = t == 0 || c > hi[d] ? c : hi[d];
+        }
+        cells *= hi[d] - lo[d] + 1;
+    }
+    return cells == nterm; /* the taps are distinct: nterm of the box's cells */
+}
+
 static void cell_gather(const Stencil *s, const Kernel *k, const Term *terms, int nterm, Node *z, CellGather *cg)
 {
     memset(cg, 0, sizeof *cg);
@@ -839,6 +856,7 @@ static void cell_gather(const Stencil *s, const Kernel *k, const Term *terms, in
         if (terms[t].stmt != terms[0].stmt) return;
     for (int d = 0; d < s->dims; ++d)
         if (!st->loop[d]) return;
+    if (!taps_fill_box(s, terms, nterm)) return;
     Node *taps[MAXTAP];
     const int nt = ex_taps(z, -1, taps, MAXTAP);
     for (int d = 0; d < s->dims; ++d) {

@@ -365,6 +365,28 @@ START_TEST(viscosity_adjoint_reference)
 }
 END_TEST
 
+/* An adjoint adds nothing to a point its statement does not read: k_corner
+ * reads A at (i, j, k), (i+1, j, k) and (i, j, k+1), so no point of O reads
+ * A at (nx-1, j, nz-1); there A is 0 (1/A infinite), and A_bar stays what it
+ * was, not 0 * inf */
+START_TEST(adjoint_unread_points)
+{
+    const size_t nx = 13, ny = 7, nz = 6, N = nx * ny * nz;
+    rng_t r = {77};
+    double *A = dalloc(N), *Ab = dalloc(N), *Ob = dalloc(N), *Ab0 = dalloc(N);
+    dfill(A, N, &r, 0.5, 2); dfill(Ab, N, &r, -1, 1); dfill(Ob, N, &r, -1, 1);
+    for (size_t j = 0; j < ny; ++j) A[IX3(nx - 1, j, nz - 1, nx, ny)] = 0;
+    memcpy(Ab0, Ab, N * sizeof(double));
+    CK_OK(stenc_cellf_k_corner_adjoint_3d_f64(nx, ny, nz, A, Ab, Ob));
+    for (size_t j = 0; j < ny; ++j) {
+        const size_t p = IX3(nx - 1, j, nz - 1, nx, ny);
+        ck_assert_msg(Ab[p] == Ab0[p], "A_bar at (%zu, %zu, %zu): %g, was %g", nx - 1, j, nz - 1, Ab[p], Ab0[p]);
+    }
+    for (size_t p = 0; p < N; ++p) ck_assert_msg(isfinite(Ab[p]), "A_bar not finite at %zu", p);
+    free(A); free(Ab); free(Ob); free(Ab0);
+}
+END_TEST
+
 /* ---------------- adjoints: dot-product test ----------------
  * A kernel maps the state (all arrays it reads, and the old values of the
  * arrays it writes) to the new values of the written arrays.  With J its
@@ -428,6 +450,8 @@ static void f_cfr(size_t *n, double **a) { CK_OK(stenc_cellf_k_root_3d_f64(n[0],
 static void a_cfr(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_root_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
 static void f_cff(size_t *n, double **a) { CK_OK(stenc_cellf_k_face_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
 static void a_cff(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_face_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
+static void f_cfc(size_t *n, double **a) { CK_OK(stenc_cellf_k_corner_3d_f64(n[0], n[1], n[2], a[1], a[0])); }
+static void a_cfc(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_corner_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1])); }
 static void f_cfp(size_t *n, double **a) { CK_OK(stenc_cellf_k_pair_3d_f64(n[0], n[1], n[2], a[1], a[2], a[0])); }
 static void a_cfp(size_t *n, double **a, double **b) { CK_OK(stenc_cellf_k_pair_adjoint_3d_f64(n[0], n[1], n[2], a[0], b[0], b[1], b[2])); }
 
@@ -459,6 +483,7 @@ static Kern kerns[] = {
     {"cell factor, no own part", 2, {0}, {0, 1}, 1, f_cfr, a_cfr, {11, 8, 6}},
     {"cell factor at a fixed plane", 2, {0}, {0, 1}, 1, f_cff, a_cff, {11, 8, 6}},
     {"cell factors of two statements", 3, {0}, {0, 1, 1}, 1, f_cfp, a_cfp, {11, 8, 6}},
+    {"cell factor, taps not a box", 2, {0}, {0, 1}, 1, f_cfc, a_cfc, {11, 8, 6}},
 };
 
 static void lens(Kern *k)
@@ -575,6 +600,7 @@ int main(void)
     tcase_add_test(tc, acoustic_steps);
     tcase_add_test(tc, stokes_kernels);
     tcase_add_test(tc, viscosity_adjoint_reference);
+    tcase_add_test(tc, adjoint_unread_points);
     tcase_add_test(tc, boundary_kernels);
     tcase_add_loop_test(tc, adjoint_dot_products, 0, (int)(sizeof kerns / sizeof *kerns));
     tcase_add_test(tc, threads_identical);
