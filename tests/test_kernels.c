@@ -366,21 +366,22 @@ START_TEST(viscosity_adjoint_reference)
 END_TEST
 
 /* An adjoint adds nothing to a point its statement does not read: k_corner
- * reads A at (i, j, k), (i+1, j, k) and (i, j, k+1), so no point of O reads
- * A at (nx-1, j, nz-1); there A is 0 (1/A infinite), and A_bar stays what it
- * was, not 0 * inf */
+ * writes O at (i+1, j+1, k+1) for i < nx-2, j < ny-2, k < nz-2 from A at
+ * (i, j, k), (i+1, j, k) and (i, j, k+1), so no point of O reads A at
+ * (nx-2, j, nz-2), inside the box of the points it reads; there A is 0
+ * (1/A infinite), and A_bar stays what it was, not 0 * inf */
 START_TEST(adjoint_unread_points)
 {
     const size_t nx = 13, ny = 7, nz = 6, N = nx * ny * nz;
     rng_t r = {77};
     double *A = dalloc(N), *Ab = dalloc(N), *Ob = dalloc(N), *Ab0 = dalloc(N);
     dfill(A, N, &r, 0.5, 2); dfill(Ab, N, &r, -1, 1); dfill(Ob, N, &r, -1, 1);
-    for (size_t j = 0; j < ny; ++j) A[IX3(nx - 1, j, nz - 1, nx, ny)] = 0;
+    for (size_t j = 0; j < ny; ++j) A[IX3(nx - 2, j, nz - 2, nx, ny)] = 0;
     memcpy(Ab0, Ab, N * sizeof(double));
     CK_OK(stenc_cellf_k_corner_adjoint_3d_f64(nx, ny, nz, A, Ab, Ob));
     for (size_t j = 0; j < ny; ++j) {
-        const size_t p = IX3(nx - 1, j, nz - 1, nx, ny);
-        ck_assert_msg(Ab[p] == Ab0[p], "A_bar at (%zu, %zu, %zu): %g, was %g", nx - 1, j, nz - 1, Ab[p], Ab0[p]);
+        const size_t p = IX3(nx - 2, j, nz - 2, nx, ny);
+        ck_assert_msg(Ab[p] == Ab0[p], "A_bar at (%zu, %zu, %zu): %g, was %g", nx - 2, j, nz - 2, Ab[p], Ab0[p]);
     }
     for (size_t p = 0; p < N; ++p) ck_assert_msg(isfinite(Ab[p]), "A_bar not finite at %zu", p);
     free(A); free(Ab); free(Ob); free(Ab0);
