@@ -486,17 +486,20 @@ static int update_streamed(const Kernel *k, const int *reads, int nfields)
     return reads[k->st[0].arr] ? -1 : k->st[0].arr;
 }
 
-/* The streamed array's row pointer for the job (stn_j_ntrow): element i of
- * it is the point the interior's iteration i writes */
-static char *update_ntrow(const Stencil *s, const Kernel *k)
+/* A job whose interior streams the array it writes at TAP (an update's,
+ * or the adjoint array an adjoint zeroes; O->nt its name), with its row
+ * pointer for the job, stn_j_ntrow: element i of it is the point the
+ * interior's iteration i writes */
+static void job_streamed(FILE *out, const Stencil *s, Node *tap, int D, const char *box, const char *interior,
+                         const char *border, const JobOpt *o)
 {
     static const char *vars[3] = {"0", "j", "k"};
     const PrintCtx pc = {s, TAP_DIRECT, NULL, vars, NULL, 0};
-    Str t;
-    str_open(&t);
-    fprintf(t.f, "&");
-    pr_tap_c(t.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
-    return str_close(&t);
+    fprintf(out, "m4_pushdef([[stn_j_ntrow]], [[&");
+    pr_tap_c(out, &pc, tap);
+    fprintf(out, "]])");
+    job_opt(out, D, 0, 0, box, interior, border, o);
+    fprintf(out, "m4_popdef([[stn_j_ntrow]])");
 }
 
 static char *prefetch_arrays(int D, int n, const char *const *names, const int *reads, int none, const char *jv,
@@ -595,19 +598,25 @@ static int fields_read_written(const Fields *F, const int *written)
  * EXPR (NULL: none) reads a costly subexpression of one tap (the
  * reciprocals of a harmonic mean) at several offsets, of arrays the job
  * does not write (WRITTEN, by array of ES), each is evaluated once a point
- * into rows (backend_c.m4 stn_rowfn_fields; fields_print.c); with CELLS
- * (an update adjoint's gather) its cell fields too, subexpressions of
- * several taps; *T the job's texts (the point's statement FMT), "" without
- * fields.  Returns the fields' count, -1 out of memory. */
-static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, int cells,
-                      const char *fmt, FieldText *t)
+ * into rows (backend_c.m4 stn_rowfn_fields; fields_print.c); *T the
+ * job's texts (the point's statement FMT), "" without fields.  Returns
+ * the fields' count, -1 out of memory.  fields_job_text prints a plan F of
+ * N fields (CLIP: cell_gather_fields' whole box, or NULL). */
+static int fields_job_text(const Stencil *es, const char *const *names, const Fields *F, int n, const int *written,
+                           const FieldClip *clip, const char *fmt, FieldText *t)
 {
-    Fields F;
-    int n = !expr ? 0 : cells ? fields_plan_cells(es, expr, es->narr, &F) : fields_plan(es, expr, es->narr, &F);
-    if (n > 0 && fields_read_written(&F, written)) n = 0;
-    const FieldPrint fp = {es, names, es->narr, &F, es->dims == 3, 0, NULL};
+    if (n > 0 && fields_read_written(F, written)) n = 0;
+    const FieldPrint fp = {es, names, es->narr, F, es->dims == 3, 0, clip};
     fields_print(n > 0 ? &fp : NULL, fmt, t);
     return n;
+}
+
+static int job_fields(const Stencil *es, const char *const *names, Node *expr, const int *written, const char *fmt,
+                      FieldText *t)
+{
+    Fields F;
+    const int n = expr ? fields_plan(es, expr, es->narr, &F) : 0;
+    return fields_job_text(es, names, &F, n, written, NULL, fmt, t);
 }
 
 /* The planes of input rows that ROOTS read (the model of a job's cache use
@@ -643,7 +652,7 @@ static int update_fields(const Stencil *s, const Kernel *k, const int *writes, F
     pr_tap_c(lhs.f, &pc, ex_tap(k->st[0].arr, k->st[0].lhs));
     fprintf(lhs.f, " = %%s;");
     char *fmt = str_close(&lhs);
-    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, 0, fmt, t);
+    const int n = job_fields(s, names, k->nst == 1 ? k->st[0].rhs : NULL, writes, fmt, t);
     free(fmt);
     return n;
 }
@@ -678,11 +687,8 @@ static int emit_update(FILE *out, const Stencil *s, const Kernel *k)
     const JobOpt jo = {"", "", "", "", "", "", szd, szb, 0, 0, streamed >= 0 ? s->arr[streamed].name : "",
                        upf ? upf : ft.pf, ft.decl, ft.rows, ft.body, ft.size,
                        ft.planes ? ft.planes : taps_planes(rhs, k->nst, s->narr, D)};
-    char *ntrow = streamed >= 0 ? update_ntrow(s, k) : NULL;
-    if (ntrow) fprintf(out, "m4_pushdef([[stn_j_ntrow]], [[%s]])", ntrow);
-    job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
-    if (ntrow) fprintf(out, "m4_popdef([[stn_j_ntrow]])");
-    free(ntrow);
+    if (streamed >= 0) job_streamed(out, s, ex_tap(k->st[0].arr, k->st[0].lhs), D, sbox, sin, sbd, &jo);
+    else job_opt(out, D, 0, 0, sbox, sin, sbd, &jo);
     free(upf);
     fprintf(out, "]])\n\n");
     char what[200], ent[200];
@@ -980,7 +986,7 @@ static int reads_point_only(Node *value, const Stencil *es)
  * the sum holds on the gather's whole box (*WHOLE set): no border terms
  * in C, each evaluating its cell's factor again (a third of the Stokes
  * viscosity adjoint's time at 512^3, perf/NOTES.md section 66).  Else
- * job_fields'.  Returns the fields' count, -1 out of memory. */
+ * the same plan unclipped.  Returns the fields' count, -1 out of memory. */
 static int cell_gather_fields(const Ext *E, Node *sum, const CellGather *cg, const int *written, const char *fmt,
                               FieldText *t, int *whole)
 {
@@ -992,7 +998,7 @@ static int cell_gather_fields(const Ext *E, Node *sum, const CellGather *cg, con
     for (int q = 0; q < n; ++q) outer += !F.f[q].inner;
     *whole = outer == 1 && F.f[0].arr < 0 && F.f[0].g == ex_shift(cg->z, back) && reads_point_only(F.value, es) &&
              !fields_read_written(&F, written);
-    if (n < 0 || !*whole) return n < 0 ? n : job_fields(es, E->names, sum, written, 1, fmt, t);
+    if (!*whole) return fields_job_text(es, E->names, &F, n, written, NULL, fmt, t);
     char text[MAXFIELD][6][48];
     FieldClip clip;
     memset(&clip, 0, sizeof clip);
@@ -1005,9 +1011,7 @@ static int cell_gather_fields(const Ext *E, Node *sum, const CellGather *cg, con
             else snprintf(text[q][2 * d + 1], sizeof text[q][0], "1");
             clip.b[q][2 * d] = text[q][2 * d], clip.b[q][2 * d + 1] = text[q][2 * d + 1];
         }
-    const FieldPrint fp = {es, E->names, es->narr, &F, es->dims == 3, 0, &clip};
-    fields_print(&fp, fmt, t);
-    return n;
+    return fields_job_text(es, E->names, &F, n, written, &clip, fmt, t);
 }
 
 /* a border point: each term where q lies in its range, summed; the point is
@@ -1094,7 +1098,7 @@ static int emit_adjoint_gather(FILE *jobs, AdjLines *dump, const Stencil *s, con
     FieldText ft;
     snprintf(ffmt, sizeof ffmt, "%s %s", qs, fmt);
     int whole = 0;
-    const int nf = cg.z ? cell_gather_fields(E, sum, &cg, wr, ffmt, &ft, &whole) : job_fields(&E->s, E->names, sum, wr, 0, ffmt, &ft);
+    const int nf = cg.z ? cell_gather_fields(E, sum, &cg, wr, ffmt, &ft, &whole) : job_fields(&E->s, E->names, sum, wr, ffmt, &ft);
     print_adjoint_box(box.f, s, k, terms, nterm, whole);
     free(qs);
     char *sbox = str_close(&box), *sin = str_close(&in), *sbd = str_close(&bd);
@@ -1150,14 +1154,8 @@ static int emit_adjoint_self(FILE *jobs, AdjLines *dump, const Stencil *s, const
     free(l);
     char *sbox = str_close(&box), *sin = str_close(&in);
     if (zeroed) {
-        static const char *vars[3] = {"0", "j", "k"};
-        const PrintCtx rp = {&E->s, TAP_DIRECT, NULL, vars, NULL, 0};
         const JobOpt jo = {"", "", "", "", "", "", "", "", 0, 0, E->names[N + st->arr], "", "", "", "", "", 0};
-        fprintf(jobs, "m4_pushdef([[stn_j_ntrow]], [[&");
-        pr_tap_c(jobs, &rp, yb);
-        fprintf(jobs, "]])");
-        job_opt(jobs, D, 0, 0, sbox, sin, "", &jo);
-        fprintf(jobs, "m4_popdef([[stn_j_ntrow]])");
+        job_streamed(jobs, &E->s, yb, D, sbox, sin, "", &jo);
     } else job(jobs, D, 0, 0, sbox, sin, "", "", "");
     free(sbox); free(sin);
     Str nm;

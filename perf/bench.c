@@ -391,6 +391,21 @@ static void check_hand_visc(MCtx *c)
     free(e0); free(c0); free(es);
 }
 
+/* a mini-app kernel's ENTRY ("forward", "adjoint") against its hand loop
+ * FN(CTX), checked before: the hand loop's row (BYTES moved, the copy
+ * ceiling COPY_GBS) and the stenc/hand duel, T stenc's median */
+static void mini_hand_duel(MCtx *mc, const char *name, const char *entry, double t, run_f fn, void *ctx, double bytes,
+                           const char *prec, double copy_gbs)
+{
+    const int D = minis[mc->which].dims;
+    RoundItem a = {run_mini, mc, {t}}, b = {fn, ctx, {median_time(fn, ctx)}};
+    row(name, entry, "handc", D, mc->nx, mc->ny, mc->nz, prec, b.t[0], bytes, "copy", copy_gbs);
+    char pair[48];
+    snprintf(pair, sizeof pair, "stenc/hand %s", entry);
+    const DuelKey dk = {pair, name, prec, D, mc->nx, mc->ny, mc->nz};
+    duel(&dk, &a, &b);
+}
+
 /* the arrays; with STENC_BENCH_THP=1 aligned to 2 MiB and advised to be
  * backed by transparent huge pages (the same for every peer) */
 static void *xmalloc(size_t bytes)
@@ -538,11 +553,8 @@ int main(int argc, char **argv)
                 if (hand && !dbl && strcmp(minis[w].stencil, "diffusion") == 0) {
                     HandDiff hd = {&mc, xmalloc(M * es)};
                     check_hand_diff(&hd);
-                    RoundItem a = {run_mini, &mc, {t}}, b = {run_hand_diff, &hd, {median_time(run_hand_diff, &hd)}};
-                    row(name, "forward", "handc", D, nx, ny, nz, prec, b.t[0], minis[w].fwd_bytes * (double)(N * es), "copy",
-                        copy_gbs);
-                    const DuelKey dk = {"stenc/hand forward", name, prec, D, nx, ny, nz};
-                    duel(&dk, &a, &b);
+                    mini_hand_duel(&mc, name, "forward", t, run_hand_diff, &hd, minis[w].fwd_bytes * (double)(N * es), prec,
+                                   copy_gbs);
                     free(hd.out);
                 }
                 mc.adj = 1;
@@ -550,11 +562,8 @@ int main(int argc, char **argv)
                 row(name, "adjoint", "stenc", D, nx, ny, nz, prec, t, minis[w].adj_bytes * (double)(N * es), "copy", copy_gbs);
                 if (hand && !dbl && strcmp(name, "stokes3d.viscosity") == 0) {
                     check_hand_visc(&mc);
-                    RoundItem a = {run_mini, &mc, {t}}, b = {run_hand_visc, &mc, {median_time(run_hand_visc, &mc)}};
-                    row(name, "adjoint", "handc", D, nx, ny, nz, prec, b.t[0], minis[w].adj_bytes * (double)(N * es), "copy",
-                        copy_gbs);
-                    const DuelKey dk = {"stenc/hand adjoint", name, prec, D, nx, ny, nz};
-                    duel(&dk, &a, &b);
+                    mini_hand_duel(&mc, name, "adjoint", t, run_hand_visc, &mc, minis[w].adj_bytes * (double)(N * es), prec,
+                                   copy_gbs);
                 }
                 for (int q = 0; q < 8; ++q) free(mc.a[q]);
             }
