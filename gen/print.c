@@ -155,6 +155,18 @@ static void count_uses(Node *n, int tag)
 
 static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n);
 
+/* a quotient by a divisor that reads no array (parameters and numbers: the
+ * same at every point), printed as a product with the divisor's reciprocal,
+ * as a hand-written loop computes it once (the compiler hoists it out of
+ * the loops; 1 / d may differ from the exact quotient in the last bit:
+ * docs/language.md "Division") */
+static int recip_div(const Node *n)
+{
+    if (n->kind != E_DIV || ex_is_num(n->a[0], 1) || n->a[1]->kind == E_NUM) return 0;
+    Node *b[1];
+    return ex_taps(n->a[1], -1, b, 1) == 0;
+}
+
 static void pr_operand(FILE *f, const PrintCtx *pc, const Node *n)
 {
     if (n->tmp) fprintf(f, "t%d", n->tmp);
@@ -168,6 +180,14 @@ static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n)
     case E_PARAM: fprintf(f, "%s", pc->s->param[n->ref]); return;
     case E_TAP: pr_tap_c(f, pc, n); return;
     case E_ADD: case E_SUB: case E_MUL: case E_DIV: {
+        if (recip_div(n)) { /* a / d, d the same at every point: a * (1 / d), 1 / d out of the loops */
+            fprintf(f, "(");
+            pr_operand(f, pc, n->a[0]);
+            fprintf(f, "*(((stn_real)1)/");
+            pr_operand(f, pc, n->a[1]);
+            fprintf(f, "))");
+            return;
+        }
         const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : "/";
         fprintf(f, "(");
         pr_operand(f, pc, n->a[0]);
