@@ -2353,8 +2353,8 @@ static void print_roll_coefs(FILE *f, Roll *R, const RollIn *in)
     PrintCtx pcd = {in->P->es, TAP_DIRECT, in->P->E.names, NULL, NULL, 0};
     for (int u = 0; u < R->nuse; ++u) {
         if (!R->use[u].coef) continue;
-        char fmb[48];
-        snprintf(fmb, sizeof fmb, "const stn_real st_c%d = %%s;", u);
+        char fmb[64]; /* a coefficient its group's first holds may go unused (gather_group) */
+        snprintf(fmb, sizeof fmb, "const stn_real st_c%d = %%s; (void)st_c%d;", u, u);
         const char *fm[1] = {fmb};
         pr_c_block(f, &pcd, &R->use[u].coef, 1, fm, "            ");
     }
@@ -2369,8 +2369,44 @@ static void print_term_op(FILE *f, const Roll *R, int u)
     if (us->coef) fprintf(f, "st_c%d * ", u);
 }
 
-/* st_gv = the sum of the ring terms that reach point i of array ARR.  A
- * long sum runs in GATHER_ACC independent partial sums, terms dealt out in
+/* the group of use U among the uses of array ARR: the first use of ARR
+ * with U's coefficient (the same node: the expressions are shared), whose
+ * product st_c<first> * (r_a +- r_b ...) holds them all, as a hand-written
+ * Laplacian multiplies w_x once for its two x neighbours; U itself where
+ * it has no coefficient */
+static int gather_group(const Roll *R, const RollIn *in, int arr, int u)
+{
+    if (!R->use[u].coef) return u;
+    for (int v = 0; v < u; ++v)
+        if (R->use[v].coef == R->use[u].coef && in->P->dtaps[R->use[v].tap]->ref == arr) return v;
+    return u;
+}
+
+/* use U's ring read, st_r<row>[i - x offset] */
+static void print_gather_read(FILE *f, const Roll *R, const RollIn *in, int u)
+{
+    fprintf(f, "st_r%d[i%+ld%s]", roll_row_of(R, in, u), -in->P->dtaps[R->use[u].tap]->idx[0].c,
+            R->slot[R->use[u].slot].strip ? " - st_sx" : "");
+}
+
+/* group G's term: its sign, its coefficient, and its uses' reads (those
+ * with the other sign subtracted) */
+static void print_gather_group(FILE *f, const Roll *R, const RollIn *in, int arr, int g)
+{
+    int n = 0;
+    for (int u = g; u < R->nuse; ++u) n += in->P->dtaps[R->use[u].tap]->ref == arr && gather_group(R, in, arr, u) == g;
+    if (R->use[g].coef) fprintf(f, "st_c%d * %s", g, n > 1 ? "(" : "");
+    for (int u = g, m = 0; u < R->nuse; ++u) {
+        if (in->P->dtaps[R->use[u].tap]->ref != arr || gather_group(R, in, arr, u) != g) continue;
+        if (m++) fprintf(f, " %c ", R->use[u].neg == R->use[g].neg ? '+' : '-');
+        print_gather_read(f, R, in, u);
+    }
+    if (R->use[g].coef && n > 1) fprintf(f, ")");
+}
+
+/* st_gv = the sum of the ring terms that reach point i of array ARR, a
+ * term a group of uses that share a coefficient (gather_group).  A long
+ * sum runs in GATHER_ACC independent partial sums, terms dealt out in
  * turn and the partials added pairwise at the end: one chain of 21
  * dependent adds (the 3D Hessian) is 63 cycles of latency a vector; split,
  * the Hessian gradient took 0.94-0.97 of its time (perf/NOTES.md section
@@ -2379,16 +2415,16 @@ enum { GATHER_ACC = 4 };
 static void print_gather_sum(FILE *f, const Roll *R, const RollIn *in, int arr)
 {
     int nt = 0;
-    for (int u = 0; u < R->nuse; ++u) nt += in->P->dtaps[R->use[u].tap]->ref == arr;
+    for (int u = 0; u < R->nuse; ++u)
+        nt += in->P->dtaps[R->use[u].tap]->ref == arr && gather_group(R, in, arr, u) == u;
     const int K = nt >= 3 * GATHER_ACC ? GATHER_ACC : nt >= 6 ? 2 : 1;
     for (int u = 0, t = 0; u < R->nuse; ++u) {
         const Use *us = &R->use[u];
-        if (in->P->dtaps[us->tap]->ref != arr) continue;
+        if (in->P->dtaps[us->tap]->ref != arr || gather_group(R, in, arr, u) != u) continue;
         if (t < K) fprintf(f, " stn_real st_gv%d = %s", t, us->neg ? "-" : "");
         else fprintf(f, " st_gv%d %c= ", t % K, us->neg ? '-' : '+');
-        if (us->coef) fprintf(f, "st_c%d * ", u);
-        fprintf(f, "st_r%d[i%+ld%s];", roll_row_of(R, in, u), -in->P->dtaps[us->tap]->idx[0].c,
-                R->slot[us->slot].strip ? " - st_sx" : "");
+        print_gather_group(f, R, in, arr, u);
+        fprintf(f, ";");
         ++t;
     }
     if (nt == 0) fprintf(f, " const stn_real st_gv = 0;");

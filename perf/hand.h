@@ -1167,8 +1167,8 @@ static void hand_hess3_grad(size_t nx, size_t ny, size_t nz, const float *restri
  * it is large, each after a prefetch of the rows the next row reads first
  * (3D: T's row j + 1 of plane k + 1 and Ci's row j + 1; 2D: both rows
  * j + 1, 2 KiB on); the
- * reciprocals of dx^2, dy^2, dz^2 once (the stencil divides: its values
- * differ in the last bits).  perf/NOTES.md section 65 */
+ * reciprocals of dx^2, dy^2, dz^2 once (so does stenc since session 59:
+ * the same bits, perf/NOTES.md section 67).  perf/NOTES.md section 65 */
 static void hand_diffusion_step(size_t nx, size_t ny, size_t nz, float *restrict T2, const float *restrict T,
                                 const float *restrict Ci, float dt, float lam, float dx, float dy, float dz)
 {
