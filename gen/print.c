@@ -180,20 +180,13 @@ static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n)
     case E_PARAM: fprintf(f, "%s", pc->s->param[n->ref]); return;
     case E_TAP: pr_tap_c(f, pc, n); return;
     case E_ADD: case E_SUB: case E_MUL: case E_DIV: {
-        if (recip_div(n)) { /* a / d, d the same at every point: a * (1 / d), 1 / d out of the loops */
-            fprintf(f, "(");
-            pr_operand(f, pc, n->a[0]);
-            fprintf(f, "*(((stn_real)1)/");
-            pr_operand(f, pc, n->a[1]);
-            fprintf(f, "))");
-            return;
-        }
-        const char *op = n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : "/";
+        const int rd = recip_div(n); /* a / d, d the same at every point: a * (1 / d), 1 / d out of the loops */
+        const char *op = rd ? "*(((stn_real)1)/" : n->kind == E_ADD ? " + " : n->kind == E_SUB ? " - " : n->kind == E_MUL ? "*" : "/";
         fprintf(f, "(");
         pr_operand(f, pc, n->a[0]);
         fprintf(f, "%s", op);
         pr_operand(f, pc, n->a[1]);
-        fprintf(f, ")");
+        fprintf(f, rd ? "))" : ")");
         return;
     }
     case E_NEG: fprintf(f, "(-"); pr_operand(f, pc, n->a[0]); fprintf(f, ")"); return;
