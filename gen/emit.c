@@ -2369,16 +2369,20 @@ static void print_term_op(FILE *f, const Roll *R, int u)
     if (us->coef) fprintf(f, "st_c%d * ", u);
 }
 
+/* use U's coefficient up to its sign (c for c and -c: the expressions are
+ * shared nodes), and the sign of its term with that coefficient */
+static const Node *use_coef(const Use *us) { return us->coef && us->coef->kind == E_NEG ? us->coef->a[0] : us->coef; }
+static int use_neg(const Use *us) { return us->neg ^ (us->coef && us->coef->kind == E_NEG); }
+
 /* the group of use U among the uses of array ARR: the first use of ARR
- * with U's coefficient (the same node: the expressions are shared), whose
- * product st_c<first> * (r_a +- r_b ...) holds them all, as a hand-written
- * Laplacian multiplies w_x once for its two x neighbours; U itself where
- * it has no coefficient */
+ * with U's coefficient up to sign, whose product st_c<first> * (r_a +- r_b
+ * ...) holds them all, as a hand-written Laplacian multiplies w_x once for
+ * its two x neighbours; U itself where it has no coefficient */
 static int gather_group(const Roll *R, const RollIn *in, int arr, int u)
 {
     if (!R->use[u].coef) return u;
     for (int v = 0; v < u; ++v)
-        if (R->use[v].coef == R->use[u].coef && in->P->dtaps[R->use[v].tap]->ref == arr) return v;
+        if (use_coef(&R->use[v]) == use_coef(&R->use[u]) && in->P->dtaps[R->use[v].tap]->ref == arr) return v;
     return u;
 }
 
@@ -2389,8 +2393,8 @@ static void print_gather_read(FILE *f, const Roll *R, const RollIn *in, int u)
             R->slot[R->use[u].slot].strip ? " - st_sx" : "");
 }
 
-/* group G's term: its sign, its coefficient, and its uses' reads (those
- * with the other sign subtracted) */
+/* group G's term: its coefficient, and its uses' reads (those whose term
+ * has the other sign than G's subtracted); the caller prints G's sign */
 static void print_gather_group(FILE *f, const Roll *R, const RollIn *in, int arr, int g)
 {
     int n = 0;
@@ -2398,7 +2402,7 @@ static void print_gather_group(FILE *f, const Roll *R, const RollIn *in, int arr
     if (R->use[g].coef) fprintf(f, "st_c%d * %s", g, n > 1 ? "(" : "");
     for (int u = g, m = 0; u < R->nuse; ++u) {
         if (in->P->dtaps[R->use[u].tap]->ref != arr || gather_group(R, in, arr, u) != g) continue;
-        if (m++) fprintf(f, " %c ", R->use[u].neg == R->use[g].neg ? '+' : '-');
+        if (m++) fprintf(f, " %c ", use_neg(&R->use[u]) == use_neg(&R->use[g]) ? '+' : '-');
         print_gather_read(f, R, in, u);
     }
     if (R->use[g].coef && n > 1) fprintf(f, ")");

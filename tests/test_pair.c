@@ -216,7 +216,9 @@ START_TEST(pair_value_and_gradients)
 END_TEST
 
 /* quad: sum over the mode's points of A^2 + 3 B^2, A = x[p+ex] - 2 x[p] +
- * x[p-ex], B = y[p+ey] - 2 y[p] + y[p-ey] [+ x[p+ez] - x[p-ez]] */
+ * x[p-ex], B = y[p+ey] - 2 y[p] + y[p-ey] [+ w (x[p+ez] - x[p-ez])], w
+ * the stencil's eps (QUAD_W) */
+#define QUAD_W 0.7
 static double ref_quad(const Grid *G, const long *near, int mode, const double *x, const double *y)
 {
     const Box B = ref_box(G, near, mode, (const long[3]){-1, -1, -1}, (const long[3]){1, 1, 1});
@@ -226,7 +228,7 @@ static double ref_quad(const Grid *G, const long *near, int mode, const double *
                          ref_at(G, x, i, j, k, -1, 0, 0, mode);
         double b = ref_at(G, y, i, j, k, 0, 1, 0, mode) - 2 * ref_at(G, y, i, j, k, 0, 0, 0, mode) +
                    ref_at(G, y, i, j, k, 0, -1, 0, mode);
-        if (G->D == 3) b += ref_at(G, x, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode);
+        if (G->D == 3) b += QUAD_W * (ref_at(G, x, i, j, k, 0, 0, 1, mode) - ref_at(G, x, i, j, k, 0, 0, -1, mode));
         s += a * a + 3 * b * b;
     }
     return s;
@@ -240,8 +242,8 @@ static int call_quad(const Grid *G, int kind, int mode, const double *x, const d
         if (kind == 1) return stenc_pair_quad_grad_2d_f64(n[0], n[1], mode, x, y, alpha, beta, gx, gy);
         return stenc_pair_quad_value_grad_2d_f64(n[0], n[1], mode, x, y, v, alpha, beta, gx, gy);
     }
-    if (kind == 1) return stenc_pair_quad_grad_3d_f64(n[0], n[1], n[2], mode, x, y, alpha, beta, gx, gy);
-    return stenc_pair_quad_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, v, alpha, beta, gx, gy);
+    if (kind == 1) return stenc_pair_quad_grad_3d_f64(n[0], n[1], n[2], mode, x, y, QUAD_W, alpha, beta, gx, gy);
+    return stenc_pair_quad_value_grad_3d_f64(n[0], n[1], n[2], mode, x, y, QUAD_W, v, alpha, beta, gx, gy);
 }
 
 /* quad's value_grad value against the reference, its gradients (grad and
