@@ -155,11 +155,12 @@ static void count_uses(Node *n, int tag)
 
 static void pr_expr_c(FILE *f, const PrintCtx *pc, const Node *n);
 
-/* a quotient by a divisor that reads no array (parameters and numbers: the
- * same at every point), printed as a product with the divisor's reciprocal,
- * as a hand-written loop computes it once (the compiler hoists it out of
- * the loops; 1 / d may differ from the exact quotient in the last bit:
- * docs/language.md "Division") */
+/* a quotient by a divisor that reads no array and is not a plain number
+ * (dx*dx: the same at every point), printed as a product with the
+ * divisor's reciprocal, which a hand-written loop computes once (the
+ * compiler hoists it out of the loops; the product may differ from the
+ * exact quotient in the last bit: docs/language.md "Division by
+ * parameters") */
 static int recip_div(const Node *n)
 {
     if (n->kind != E_DIV || ex_is_num(n->a[0], 1) || n->a[1]->kind == E_NUM) return 0;
