@@ -37,6 +37,10 @@ static void field_names(const FieldPrint *P, FieldNames *fn)
     }
 }
 
+/* what field FD's fill evaluates: its expression, or, where it reads an
+ * inner field (fields.c plan_inner), the expression over that field's rows */
+static Node *field_fill(const Field *fd) { return fd->fill ? fd->fill : fd->g; }
+
 /* a row's elements in the thread's buffer of field rows, 2D and 3D: the
  * width backend_c.m4 stn_job allocates its FSIZE rows with */
 #define FIELD_ROW_WIDTH "st_n0 + STENC_ROW_PAD"
@@ -177,7 +181,7 @@ static void print_field_fill(FILE *f, const FieldPrint *P, int q, long z)
         fprintf(f, "    const stn_real *const st_row_st_fq%d = st_fb%d_%ld + (size_t)stenc_imod(j + st_fy + %ld, %ld) * (size_t)st_fsw;\n",
                 u, F->inrf[u], z + F->inrz[u] - r->lo[2], F->inry[u], r->hi[1] - r->lo[1] + 1);
     }
-    Node *g = fd->fill ? fd->fill : fd->g;
+    Node *g = field_fill(fd);
     print_fill_rows(f, P->es, P->names, P->N, &g, 1, "j + st_fy", kz, "    ");
     char a[32], b[32];
     snprintf(a, sizeof a, "st_fo%d", q);
@@ -232,7 +236,7 @@ void fields_print_tagged_fill(FILE *f, const TaggedFill *t)
         t->row(f, t->ctx, m);
         fprintf(f, ";\n");
         snprintf(fmb[ng], sizeof fmb[ng], "st_fw%d[i] = %%s;", m);
-        mem[ng] = m, g[ng] = F->f[m].fill ? F->f[m].fill : F->f[m].g, fm[ng] = fmb[ng], ++ng;
+        mem[ng] = m, g[ng] = field_fill(&F->f[m]), fm[ng] = fmb[ng], ++ng;
     }
     fprintf(f, "        if (%s%s%sstenc_ftag_has(st_fw%d + %s, %s, %s, %s, %s)) continue;\n", t->fresh ? "!(" : "",
             t->fresh ? t->fresh : "", t->fresh ? ") && " : "", t->q, t->tag ? t->tag : "st_n0", t->j, t->k, t->a, t->b);
@@ -360,7 +364,7 @@ static void print_plane_fill(FILE *f, const FieldPrint *P, int q)
 static void print_cell_pf(FILE *f, const FieldPrint *P, const Field *fd)
 {
     int arr[MAXARR];
-    Node *g = fd->fill ? fd->fill : fd->g;
+    Node *g = field_fill(fd);
     const int n = fill_arrays(&g, 1, P->N, arr);
     for (int u = 0; u < n; ++u) {
         const char *nm = P->names[arr[u]];
@@ -471,7 +475,7 @@ void fields_print_roots(const FieldPrint *P, Node *const *roots, const char *con
         while (r0 < q && P->F->f[r0].arr != P->F->f[q].arr) ++r0;
         t->planes += r0 == q && P->F->f[q].arr >= 0;
         int arr[MAXARR]; /* a cell field's: the planes of each array its taps read */
-        Node *g = P->F->f[q].fill ? P->F->f[q].fill : P->F->f[q].g;
+        Node *g = field_fill(&P->F->f[q]);
         const int n = P->F->f[q].arr < 0 ? fill_arrays(&g, 1, P->N, arr) : 0;
         for (int u = 0; u < n; ++u) {
             long y, zlo, zhi;
